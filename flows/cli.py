@@ -1,0 +1,275 @@
+"""The ``scorelake`` command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from transforms.pipeline import find_policy, save_policy, stored_policies
+from transforms.policy import RECORDED, Policy
+from transforms.raw import Signal
+from transforms.summary import render_summary
+from transforms.warehouse import Warehouse
+
+app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
+out = Console()
+err = Console(stderr=True)
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class RatesBy(StrEnum):
+    domain = "domain"
+    signal = "signal"
+
+
+WarehouseOpt = Annotated[Optional[Path], typer.Option(
+    "--warehouse", "-w", help="Warehouse directory [default: $SCORELAKE_WAREHOUSE or data/warehouse]")]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
+PolicyOpt = Annotated[str, typer.Option("--policy", "-p", help="Stored policy name or id")]
+
+
+def fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _prepare_prefect(verbose: bool) -> None:
+    # Prefect reads its settings at import: keep its INFO lines out of the progress display, and
+    # its local server from trying to send telemetry off a machine that may have no network.
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    if not verbose:
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+def emit(df: pl.DataFrame, fmt: Format, title: str | None = None) -> None:
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(df.to_dicts(), default=str, indent=2) + "\n")
+    elif fmt is Format.csv:
+        flat = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(";")
+                               for c, t in df.schema.items() if isinstance(t, pl.List))
+        sys.stdout.write(flat.write_csv())
+    else:
+        table = Table(title=title, show_lines=False)
+        for name, dtype in df.schema.items():
+            table.add_column(name, justify="right" if dtype.is_numeric() else "left")
+        for row in df.iter_rows():
+            table.add_row(*("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
+        out.print(table)
+
+
+def open_warehouse(warehouse: Path | None) -> Warehouse:
+    wh = Warehouse(warehouse)
+    if not wh.exists():
+        fail(f"{wh.root}: no scorelake warehouse here; run `scorelake ingest` first")
+    return wh
+
+
+@app.command()
+def ingest(
+    runs_dirs: Annotated[Optional[list[Path]], typer.Argument(
+        help="Folders of eval_* sessions, or session folders [default: data/runs]")] = None,
+    warehouse: WarehouseOpt = None,
+    force: Annotated[bool, typer.Option(help="Re-read sessions whose fingerprint is unchanged")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")] = False,
+) -> None:
+    """Ingest new or changed run directories (a Prefect flow), score them, refresh the views."""
+    _prepare_prefect(verbose)
+    from flows.ingest import ingest_flow
+
+    for path in runs_dirs or []:
+        if not path.exists():
+            fail(f"{path}: no such directory", 2)
+    result = ingest_flow(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
+                         warehouse=str(warehouse) if warehouse else None, force=force,
+                         progress=sys.stderr.isatty())
+    for report in result["ingested"]:
+        err.print(f"{report['run_id']}: {report['status']}, {report['scenarios']} scenarios"
+                  + (f", [yellow]{report['quarantined']} quarantined[/]" if report["quarantined"] else ""))
+        for problem in report["problems"]:
+            err.print(f"  [yellow]quarantined[/] {problem}", highlight=False)
+    for refused in result["refused"]:
+        err.print(f"[red]refused[/] {refused['path']}: {refused['reason']}", highlight=False)
+    err.print(f"{len(result['ingested'])} ingested, {len(result['unchanged'])} unchanged, "
+              f"{len(result['refused'])} refused -> {result['warehouse']}")
+    if result["refused"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views")],
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Run a read-only SQL query against the warehouse's DuckDB views."""
+    import duckdb
+
+    wh = open_warehouse(warehouse)
+    with wh.connect() as con:
+        try:
+            df = con.sql(query).pl()
+        except AttributeError:
+            fail("the statement returned no rows (statements that modify the warehouse are refused)", 2)
+        except duckdb.Error as exc:
+            fail(str(exc).splitlines()[0], 2)
+    emit(df, fmt)
+
+
+def _policy_id(wh: Warehouse, name: str) -> str:
+    try:
+        return find_policy(wh, name).id
+    except KeyError as exc:
+        fail(str(exc.args[0]), 2)
+
+
+@app.command()
+def rates(
+    run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run (its session directory name)")] = None,
+    by: Annotated[RatesBy, typer.Option("--by", help="Group by domain or by signal")] = RatesBy.domain,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Success, task-success and per-signal rates, per domain or per signal."""
+    wh = open_warehouse(warehouse)
+    policy_id = _policy_id(wh, policy)
+    with wh.connect() as con:
+        df = wh.query(con, f"rates_by_{by}", policy_id=policy_id, run_id=run)
+    if run and df.is_empty():
+        fail(f"no scored run '{run}' in {wh.root}", 2)
+    emit(df, fmt)
+
+
+@app.command()
+def summary(
+    run: Annotated[str, typer.Argument(help="Run id: the session directory name, e.g. eval_20260902_091500")],
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
+) -> None:
+    """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
+    wh = open_warehouse(warehouse)
+    policy_id = _policy_id(wh, policy)
+    with wh.connect() as con:
+        runs = wh.query(con, "run", run_id=run)
+        if runs.is_empty():
+            fail(f"no run '{run}' in {wh.root}", 2)
+        rows = wh.query(con, "summary_scenarios", run_id=run, policy_id=policy_id).to_dicts()
+    info = runs.row(0, named=True)
+    if info["status"] == "quarantined":
+        fail(f"run '{run}' is quarantined (see the `quarantined` view)", 2)
+    min_turns = rows[0]["min_agent_turns"] if rows else info["min_agent_turns"]
+    text = render_summary(rows, info["queued_count"], min_turns)
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def _parse_whitelists(items: list[str]) -> dict[str, tuple[Signal, ...]]:
+    whitelists = {}
+    for item in items:
+        domain, sep, signals = item.partition("=")
+        if not sep or not domain:
+            fail(f"--whitelist expects DOMAIN=signal[,signal...], got '{item}'", 2)
+        try:
+            whitelists[domain] = tuple(Signal(s.strip()) for s in signals.split(",") if s.strip())
+        except ValueError as exc:
+            fail(f"--whitelist {item}: {exc}; signals are {', '.join(s.value for s in Signal)}", 2)
+    return whitelists
+
+
+@app.command()
+def rescore(
+    policy: Annotated[Optional[str], typer.Option(
+        "--policy", "-p", help="Policy name: a stored one, or a new one defined by the flags below")] = None,
+    judge_threshold: Annotated[Optional[float], typer.Option(help="Judge pass threshold (score >= F)")] = None,
+    min_agent_turns: Annotated[Optional[int], typer.Option(help="Stall filter (0 turns it off)")] = None,
+    strict_match: Annotated[Optional[bool], typer.Option(
+        "--strict-match/--lenient-match", help="Force ACTION_MATCH strict matching on or off")] = None,
+    judge: Annotated[Optional[bool], typer.Option(
+        "--judge/--no-judge", help="Count the LLM judge's signals, or treat them as not applicable")] = None,
+    whitelist: Annotated[Optional[list[str]], typer.Option(
+        help="Override a domain's gating signals: DOMAIN=signal[,signal...] (repeatable)")] = None,
+    run: Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")] = None,
+    warehouse: WarehouseOpt = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")] = False,
+) -> None:
+    """Re-score stored runs under a policy from the Parquet tables alone (a Prefect flow)."""
+    wh = open_warehouse(warehouse)
+    flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns, "strict_match": strict_match,
+             "judge_enabled": judge, "whitelists": _parse_whitelists(whitelist or [])}
+    defined = {k: v for k, v in flags.items() if v not in (None, {})}
+    if defined:
+        try:
+            spec = Policy(**defined)
+            new = Policy(name=policy or f"policy-{spec.id[:8]}", **defined)
+            save_policy(wh, new)
+        except ValueError as exc:
+            fail(str(exc), 2)
+        name = new.name
+    elif policy:
+        try:
+            name = find_policy(wh, policy).name
+        except KeyError as exc:
+            fail(str(exc.args[0]), 2)
+    else:
+        fail("give --policy NAME and/or the flags that define a policy", 2)
+    _prepare_prefect(verbose)
+    from flows.ingest import rescore_flow
+
+    try:
+        result = rescore_flow(warehouse=str(wh.root), policies=[name], run_ids=run)
+    except KeyError as exc:
+        fail(str(exc.args[0]), 2)
+    err.print(f"policy '{name}' ({find_policy(wh, name).id}): {result['scored'][name]} scenarios scored")
+
+
+@app.command()
+def policies(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
+    """List stored scoring policies."""
+    wh = open_warehouse(warehouse)
+    rows = [{"policy_id": p.id, **p.model_dump(mode="json")} for p in stored_policies(wh)]
+    emit(pl.DataFrame(rows).with_columns(pl.col("whitelists").cast(pl.String)), fmt)
+
+
+@app.command()
+def serve(
+    runs_dirs: Annotated[list[Path], typer.Argument(help="Folders of eval_* sessions to watch")],
+    cron: Annotated[Optional[str], typer.Option(help="Cron schedule, e.g. '0 * * * *'")] = None,
+    interval: Annotated[Optional[float], typer.Option(help="Seconds between runs")] = None,
+    name: Annotated[str, typer.Option(help="Deployment name")] = "scheduled",
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Serve a Prefect deployment that ingests new runs and re-scores every stored policy on a schedule."""
+    if (cron is None) == (interval is None):
+        fail("give exactly one of --cron or --interval", 2)
+    from prefect import serve as prefect_serve
+
+    from flows.ingest import refresh_flow
+
+    wh = Warehouse(warehouse)
+    deployment = refresh_flow.to_deployment(
+        name=name, cron=cron, interval=interval,
+        parameters={"runs_dirs": [str(p.resolve()) for p in runs_dirs], "warehouse": str(wh.root.resolve())})
+    err.print(f"serving deployment 'scorelake-refresh/{name}' -> {wh.root}")
+    prefect_serve(deployment)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,104 @@
+"""Prefect flows: ingest run directories, re-score stored runs, and the scheduled refresh of both.
+
+Flows only orchestrate; the work is in ``transforms.pipeline``. A task handles a whole session
+(or, for re-scoring, a whole policy), never a single scenario.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from transforms.discover import Session, discover_sessions
+from transforms.pipeline import (
+    find_policy,
+    ingest_session,
+    plan_ingest,
+    rescore,
+    save_policy,
+    stored_policies,
+)
+from transforms.policy import Policy
+from transforms.warehouse import DEFAULT_WAREHOUSE, Warehouse
+
+DEFAULT_RUNS = DEFAULT_WAREHOUSE.parent / "runs"
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    disable=not enabled, transient=True)
+
+
+# Writes are idempotent (each attempt writes a fresh generation), so a retry after a transient
+# I/O error is safe; results are not cached: the warehouse's fingerprints already skip unchanged
+# sessions durably, across processes.
+@task(name="ingest-session", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE,
+      task_run_name="ingest {run_id}")
+def ingest_session_task(warehouse: str, run_id: str, session_path: str) -> dict:
+    wh = Warehouse(warehouse)
+    report = ingest_session(wh, Session(run_id, Path(session_path)), stored_policies(wh))
+    if report.problems:
+        logger = get_run_logger()
+        for problem in report.problems:
+            logger.warning("%s: quarantined %s", run_id, problem)
+    return report.__dict__
+
+
+@flow(name="scorelake-ingest")
+def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None, force: bool = False,
+                progress: bool = False) -> dict:
+    """Ingest new or changed sessions under ``runs_dirs`` into the warehouse and refresh its views."""
+    wh = Warehouse(warehouse)
+    wh.init()
+    save_policy(wh, Policy())
+    sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])])
+    plan = plan_ingest(wh, sessions, force=force)
+    logger = get_run_logger()
+    for session, reason in plan.refused:
+        logger.error("%s: not ingested: %s", session.path, reason)
+    futures = [ingest_session_task.submit(str(wh.root), s.run_id, str(s.path)) for s in plan.todo]
+    reports = []
+    with _progress(progress) as bar:
+        job = bar.add_task("ingesting sessions", total=len(futures))
+        for future in as_completed(futures):
+            reports.append(future.result())
+            bar.advance(job)
+    wh.build_views()
+    return {
+        "warehouse": str(wh.root),
+        "ingested": sorted(reports, key=lambda r: r["run_id"]),
+        "unchanged": [s.run_id for s in plan.unchanged],
+        "refused": [{"path": str(s.path), "reason": reason} for s, reason in plan.refused],
+    }
+
+
+@task(name="rescore-policy", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE,
+      task_run_name="rescore {policy_name}")
+def rescore_task(warehouse: str, policy_name: str, run_ids: list[str] | None) -> int:
+    wh = Warehouse(warehouse)
+    return rescore(wh, find_policy(wh, policy_name), run_ids)
+
+
+@flow(name="scorelake-rescore")
+def rescore_flow(warehouse: str | None = None, policies: list[str] | None = None,
+                 run_ids: list[str] | None = None) -> dict:
+    """Re-score stored runs under the named policies (default: every stored policy) from Parquet alone."""
+    wh = Warehouse(warehouse)
+    wh.require()
+    names = policies or [p.name for p in stored_policies(wh)]
+    futures = {name: rescore_task.submit(str(wh.root), name, run_ids) for name in names}
+    scored = {name: future.result() for name, future in futures.items()}
+    wh.build_views()
+    return {"warehouse": str(wh.root), "scored": scored}
+
+
+@flow(name="scorelake-refresh")
+def refresh_flow(runs_dirs: list[str], warehouse: str | None = None) -> dict:
+    """The scheduled job: ingest what is new, then re-score every stored policy."""
+    ingested = ingest_flow(runs_dirs=runs_dirs, warehouse=warehouse)
+    rescored = rescore_flow(warehouse=warehouse)
+    return {"ingest": ingested, "rescore": rescored}

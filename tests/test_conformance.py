@@ -1,0 +1,123 @@
+"""scorelake against the upstream runner's own output, scenario by scenario and byte for byte.
+
+Every session of ../shared/conformance/runs is ingested once by the real Prefect ingest flow;
+policy-variant sessions are reproduced by re-scoring the baseline session from Parquet alone.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tests.conftest import BASELINE, CONFORMANCE, conformance_sessions, upstream_metrics
+from transforms.policy import Policy
+from transforms.raw import RunArgsFile
+
+SESSIONS = conformance_sessions()
+SCENARIOS = [(s, m["scenario_name"]) for s in SESSIONS for m in upstream_metrics(s)]
+MANIFEST = json.loads((CONFORMANCE / "MANIFEST.json").read_text()) if CONFORMANCE.is_dir() else {"sessions": []}
+VARIANTS = [s["session"] for s in MANIFEST["sessions"] if s["group"] == "V1" and s["session"] != BASELINE]
+runner = CliRunner()
+
+
+def upstream_verdicts(m: dict) -> dict:
+    """What upstream wrote, in scorelake's terms (absent key or "N/A" -> None)."""
+    na = lambda v: None if v == "N/A" else v  # noqa: E731
+    return {
+        "is_successful": na(m["is_successful"]),
+        "is_task_successful": m.get("is_task_successful"),
+        "is_action_match": na(m["is_action_match"]),
+        "db_state_match": m.get("db_state_match"),
+        "db_state_assertion_pass_rate": m.get("db_state_assertion_pass_rate"),
+        "nl_assertion_pass_rate": m.get("nl_assertion_pass_rate"),
+        "judge_score": m.get("judge_score"),
+        "judge_passed": m.get("judge_passed"),
+        "clean_exit": m["clean_exit"],
+        "stalled": bool(m.get("insufficient_agent_turns")),
+        **m["success_breakdown"],
+    }
+
+
+def scored_rows(wh, run_id: str, policy: Policy) -> dict[str, dict]:
+    with wh.connect() as con:
+        rows = wh.query(con, "summary_scenarios", run_id=run_id, policy_id=policy.id).to_dicts()
+    return {r["scenario_name"]: r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def recorded(ingested):
+    wh, _ = ingested
+    return {s: scored_rows(wh, s, Policy()) for s in SESSIONS}
+
+
+def test_every_session_ingested_without_quarantine(ingested):
+    _, result = ingested
+    assert [r["run_id"] for r in result["ingested"]] == SESSIONS
+    assert all(r["quarantined"] == 0 for r in result["ingested"])
+
+
+@pytest.mark.parametrize("session,scenario", SCENARIOS, ids=[f"{s}/{n}" for s, n in SCENARIOS])
+def test_scenario_verdicts_match_upstream(recorded, session, scenario):
+    upstream = {m["scenario_name"]: m for m in upstream_metrics(session)}[scenario]
+    expected = upstream_verdicts(upstream)
+    got = recorded[session][scenario]
+    assert {k: got[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_scenario_order_is_all_metrics_order(recorded, session):
+    assert list(recorded[session]) == [m["scenario_name"] for m in upstream_metrics(session)]
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_summary_is_byte_identical(ingested, session):
+    wh, _ = ingested
+    result = runner.invoke(app, ["summary", session, "--warehouse", str(wh.root)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == (CONFORMANCE / session / "all_summary.txt").read_bytes()
+
+
+def variant_policy(session: str) -> Policy:
+    """The variant's recorded flags as a policy, read from its own run_args.json."""
+    args = RunArgsFile.model_validate_json((CONFORMANCE / session / "run_args.json").read_bytes())
+    flags = args.invocations[-1].parsed_args
+    return Policy(name=f"as-{session}", judge_threshold=flags.judge_threshold,
+                  min_agent_turns=flags.min_agent_turns, strict_match=flags.strict_match,
+                  judge_enabled=flags.judge_enabled)
+
+
+@pytest.fixture(scope="module")
+def variants(ingested):
+    """Each variant's flags applied to the baseline session by `scorelake rescore` (a Prefect flow)."""
+    wh, _ = ingested
+    for session in VARIANTS:
+        p = variant_policy(session)
+        args = ["rescore", "--policy", p.name, "--judge-threshold", str(p.judge_threshold),
+                "--min-agent-turns", str(p.min_agent_turns),
+                "--strict-match" if p.strict_match else "--lenient-match",
+                "--judge" if p.judge_enabled else "--no-judge", "--run", BASELINE, "--warehouse", str(wh.root)]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    return {s: scored_rows(wh, BASELINE, variant_policy(s)) for s in VARIANTS}
+
+
+VARIANT_SCENARIOS = [(v, m["scenario_name"]) for v in VARIANTS for m in upstream_metrics(v)]
+
+
+@pytest.mark.parametrize("variant,scenario", VARIANT_SCENARIOS, ids=[f"{v}/{n}" for v, n in VARIANT_SCENARIOS])
+def test_rescored_baseline_matches_variant_scenario(variants, variant, scenario):
+    upstream = {m["scenario_name"]: m for m in upstream_metrics(variant)}[scenario]
+    expected = upstream_verdicts(upstream)
+    got = variants[variant][scenario]
+    assert {k: got[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rescored_baseline_summary_equals_variant_summary(ingested, variants, variant):
+    wh, _ = ingested
+    result = runner.invoke(app, ["summary", BASELINE, "--policy", f"as-{variant}", "--warehouse", str(wh.root)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == (CONFORMANCE / variant / "all_summary.txt").read_bytes()

@@ -1,0 +1,160 @@
+"""The ingest flow end to end: real Prefect, real Parquet, real DuckDB, then questions through the views."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.ingest import ingest_flow
+from tests.conftest import CONFORMANCE
+from transforms.policy import Policy
+from transforms.warehouse import Warehouse
+
+MIXED = "eval_20260902_091500"
+RESUMED = "eval_20260903_140200"
+runner = CliRunner()
+
+
+def summary_section(session: str, title: str) -> dict[str, tuple[int, int]]:
+    """``name: NN.NN% (p/n ...)`` lines of one all_summary.txt section, as {name: (p, n)}."""
+    text = (CONFORMANCE / session / "all_summary.txt").read_text()
+    block = text.split(title, 1)[1].split("\n\n", 1)[0]
+    return {m[1].strip(): (int(m[2]), int(m[3]))
+            for m in re.finditer(r"^\s+([^:\n]+):\s+[\d.]+% \((\d+)/(\d+)", block, re.M)}
+
+
+def test_views_answer_from_a_plain_duckdb_client(ingested):
+    wh, _ = ingested
+    con = duckdb.connect(str(wh.db_path), read_only=True)
+    policy = Policy().id
+
+    per_domain = con.execute(
+        "SELECT domain, success_passed, success_total, db_state_match_passed, db_state_match_total "
+        "FROM domain_rates WHERE run_id = ? AND policy_id = ? ORDER BY domain", [MIXED, policy]).fetchall()
+    success = summary_section(MIXED, "Per-Domain Success Rate:")
+    assert {d: (p, n) for d, p, n, _, _ in per_domain} == success
+    db_state = summary_section(MIXED, "Per-Domain DB-State Match Rate:")
+    assert {d: (p, n) for d, _, _, p, n in per_domain if n} == db_state
+
+    signals = dict(((s, u), (p, n)) for s, u, p, n in con.execute(
+        "SELECT signal, unit, passed, total FROM signal_rates WHERE run_id = ? AND policy_id = ?",
+        [MIXED, policy]).fetchall())
+    assert signals == {
+        ("is_action_match", "scenarios"): (21, 29), ("db_state_match", "scenarios"): (8, 16),
+        ("db_state_assertion", "predicates"): (7, 8), ("nl_assertion", "assertions"): (7, 7),
+        ("judge_passed", "scenarios"): (21, 31), ("clean_exit", "scenarios"): (27, 31),
+    }
+
+    stalled = [r[0] for r in con.execute(
+        "SELECT scenario_name FROM stalled_scenarios WHERE run_id = ? AND policy_id = ? ORDER BY scenario_name",
+        [MIXED, policy]).fetchall()]
+    assert stalled == ["eva_airline__2_2_2", "eva_airline__7_2_2",
+                       "tau2_telecom__mobile_data_issue__data_saver_mode_on__data_usage_exceeded__easy"]
+
+    (passed, total, rate), = con.execute(
+        "SELECT success_passed, success_total, success_rate FROM run_rates WHERE run_id = ? AND policy_id = ?",
+        [MIXED, policy]).fetchall()
+    assert (passed, total) == (16, 34) and rate == pytest.approx(16 / 34)
+    con.close()
+
+
+def test_tables_are_plain_parquet(ingested):
+    wh, _ = ingested
+    (runs,), = duckdb.sql(f"SELECT count(*) FROM read_parquet('{wh.tables}/runs/*.parquet')").fetchall()
+    verdicts = duckdb.sql(
+        f"SELECT kind, count(*) FROM read_parquet('{wh.tables}/verdicts/*/*.parquet') GROUP BY kind ORDER BY kind"
+    ).fetchall()
+    assert runs == 9
+    assert dict(verdicts)["db_state_assertion"] > 0 and dict(verdicts)["nl_assertion"] > 0
+
+
+def test_resumed_session_keeps_killed_dirs_out(ingested):
+    wh, _ = ingested
+    with wh.connect() as con:
+        run = con.execute("SELECT n_invocations, n_killed_dirs, n_scenarios FROM stg_runs WHERE run_id = ?",
+                          [RESUMED]).fetchone()
+    assert run == (2, 3, 32)
+
+
+def test_second_ingest_of_unchanged_store_skips_every_session(prefect_server, runs_copy, tmp_path):
+    runs = runs_copy(MIXED, RESUMED)
+    first = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
+    second = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
+    assert len(first["ingested"]) == 2
+    assert second["ingested"] == [] and sorted(second["unchanged"]) == [MIXED, RESUMED]
+
+
+def test_partial_run_then_resume_is_picked_up(prefect_server, runs_copy, tmp_path):
+    """The session as it stood when interrupted, then as the --resume invocation left it."""
+    runs = runs_copy(RESUMED)
+    session = runs / RESUMED
+    complete = tmp_path / "complete"
+    shutil.copytree(session, complete)
+    # Before the resume: one invocation, no all_* files, killed dirs still in place as in-flight dirs.
+    args = json.loads((session / "run_args.json").read_text())
+    (session / "run_args.json").write_text(json.dumps({"invocations": args["invocations"][:1]}))
+    for name in ("all_summary.txt", "all_metrics.json", "all_latencies.csv"):
+        (session / name).unlink()
+    resumed_names = [m["scenario_name"] for m in json.loads((complete / "all_metrics.json").read_text())[17:]]
+    for name in resumed_names:
+        shutil.rmtree(session / name)
+    for killed in session.glob("*.killed.*"):
+        (killed / "__KILLED__").unlink()
+        killed.rename(session / killed.name.split(".killed.")[0])
+
+    wh_root = tmp_path / "wh"
+    first = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh_root))
+    (report,) = first["ingested"]
+    # 17 completed + 2 stalled ones (the resume later re-ran them); tau2_airline__14 was in flight.
+    assert (report["status"], report["scenarios"], report["quarantined"]) == ("partial", 19, 1)
+
+    shutil.rmtree(session)
+    shutil.copytree(complete, session)
+    second = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh_root))
+    (report,) = second["ingested"]
+    assert (report["status"], report["scenarios"], report["quarantined"]) == ("complete", 32, 0)
+    result = runner.invoke(app, ["summary", RESUMED, "--warehouse", str(wh_root)])
+    assert result.stdout_bytes == (CONFORMANCE / RESUMED / "all_summary.txt").read_bytes()
+
+
+def test_bad_scenarios_are_quarantined_and_the_rest_ingested(prefect_server, runs_copy, tmp_path):
+    runs = runs_copy(MIXED)
+    session = runs / MIXED
+    dirs = sorted(p for p in session.iterdir() if p.is_dir())
+    (dirs[0] / "metrics.json").write_text('{"total_turns": 3, "dur')  # truncated
+    metrics = json.loads((dirs[1] / "metrics.json").read_text())
+    metrics["clean_exit"] = "N/A"  # wrong type
+    (dirs[1] / "metrics.json").write_text(json.dumps(metrics))
+    (dirs[2] / "scenario_config" / "metadata.json").unlink()
+    (dirs[3] / "judge_result.json").write_bytes(b'{"score": 1.0, "reason": "\xff\xfe"}')
+    (dirs[4] / "metrics.json").write_text("")
+
+    result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
+    (report,) = result["ingested"]
+    assert report["scenarios"] == len(dirs) - 5 and report["quarantined"] == 5
+    with Warehouse(tmp_path / "wh").connect() as con:
+        rows = con.execute("SELECT scenario_name, file, reason FROM quarantined ORDER BY scenario_name").fetchall()
+    reasons = {name: (file, reason) for name, file, reason in rows}
+    assert reasons[dirs[0].name] == (f"{dirs[0].name}/metrics.json", "invalid JSON")
+    assert reasons[dirs[1].name][1].startswith("schema violation at clean_exit")
+    assert reasons[dirs[2].name] == (f"{dirs[2].name}/scenario_config/metadata.json", "missing file")
+    assert reasons[dirs[3].name][1] == "not UTF-8"
+    assert reasons[dirs[4].name][1] == "empty file"
+
+
+def test_sql_cannot_modify_the_warehouse_or_read_outside_it(ingested):
+    wh, _ = ingested
+    for statement in ("CREATE TABLE t AS SELECT 1", "DROP VIEW domain_rates",
+                      "SELECT * FROM read_csv('/etc/passwd')", f"COPY (SELECT 1) TO '{wh.root}/x.csv'",
+                      "SET enable_external_access = true", f"ATTACH '{wh.root}/other.duckdb' AS o"):
+        result = runner.invoke(app, ["sql", statement, "--warehouse", str(wh.root)])
+        assert result.exit_code != 0, statement
+    assert not (wh.root / "x.csv").exists()
+    ok = runner.invoke(app, ["sql", "SELECT count(*) AS n FROM scenario_scores", "-w", str(wh.root), "-f", "json"])
+    assert ok.exit_code == 0 and json.loads(ok.stdout)[0]["n"] > 0

@@ -1,0 +1,138 @@
+"""ACTION_MATCH: the upstream ``check_if_task_success`` comparator (run-format.md §7), exactly.
+
+The comparison is recursive over arbitrary JSON, so it runs once per scenario at ingest time and
+stores its outcome as two columns: the lenient verdict and whether the top-level item counts
+match after normalization. Strict matching (``--strict-match`` or ``disallow_extra_items``) is
+``lenient AND counts_equal``, because the strict check only adds an up-front length test; so a
+re-score can switch strict matching on or off without re-reading any run folder.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+SCORER_VERSION = "1"
+
+_PUNCTUATION = re.compile(r"[^\w\s]")
+
+
+class ActionMatchUndefined(ValueError):
+    """The upstream comparator raises on this reference/prediction shape (it would crash the run)."""
+
+
+@dataclass(frozen=True)
+class TextFlags:
+    ignore_capitalization: bool = False
+    ignore_punctuation: bool = False
+    clean_text: bool = False
+
+
+@dataclass(frozen=True)
+class ActionMatch:
+    """Outcome of the comparator for one scenario, independent of strict matching."""
+
+    lenient: bool
+    reference_items: int
+    # None when the prediction has no length (upstream would raise under strict matching).
+    prediction_items: int | None
+
+    def verdict(self, disallow_extra_items: bool) -> bool:
+        if disallow_extra_items and self.reference_items != self.prediction_items:
+            return False
+        return self.lenient
+
+
+def _is_close(ref: float, pred: float) -> bool:
+    # numpy.isclose with its defaults (rtol=1e-5, atol=1e-8, equal_nan=False).
+    if ref == pred:
+        return True
+    if math.isinf(ref) or math.isinf(pred) or math.isnan(ref) or math.isnan(pred):
+        return False
+    return abs(ref - pred) <= 1e-8 + 1e-5 * abs(pred)
+
+
+def _prepare_text(value: str, flags: TextFlags) -> str:
+    if flags.ignore_capitalization:
+        value = value.lower()
+    if flags.ignore_punctuation:
+        value = _PUNCTUATION.sub("", value)
+    if flags.clean_text and flags.ignore_capitalization:
+        # NeMo's clean_label (num_to_words=False) only lower-cases in this runner version.
+        value = value.lower()
+    return value
+
+
+def match_scalar(ref: Any, pred: Any, flags: TextFlags) -> bool:
+    """``match_str_and_float``: numeric when both sides convert with ``float()``, else text."""
+    try:
+        ref = float(ref)
+        pred = float(pred)
+    except Exception:
+        # ``ref`` may already be a float here ("1" vs "one" compares "1.0" with "one").
+        return _prepare_text(str(ref), flags) == _prepare_text(str(pred), flags)
+    return _is_close(ref, pred)
+
+
+def match_item(ref: Any, pred: Any, flags: TextFlags) -> bool:
+    if isinstance(ref, dict):
+        return isinstance(pred, dict) and match_dict(ref, pred, flags)
+    if isinstance(ref, list):
+        return isinstance(pred, list) and match_list(ref, pred, flags)
+    return match_scalar(ref, pred, flags)
+
+
+def match_dict(ref: dict, pred: Any, flags: TextFlags) -> bool:
+    """Every reference key present in ``pred`` with a matching value; extra keys allowed."""
+    for key, ref_value in ref.items():
+        if key not in pred:
+            return False
+        if not match_item(ref_value, pred[key], flags):
+            return False
+    return True
+
+
+def _greedy_one_to_one(refs: list, preds: list, matches) -> bool:
+    used: set[int] = set()
+    for ref in refs:
+        for i, pred in enumerate(preds):
+            if i not in used and matches(ref, pred):
+                used.add(i)
+                break
+        else:
+            return False
+    return True
+
+
+def match_list(ref: list, pred: list, flags: TextFlags) -> bool:
+    return _greedy_one_to_one(ref, pred, lambda r, p: match_item(r, p, flags))
+
+
+def normalize_payload(payload: Any) -> Any:
+    """``normalize_scenario_payload``: a list of exactly one dict is unwrapped to that dict."""
+    if isinstance(payload, list) and len(payload) == 1 and isinstance(payload[0], dict):
+        return payload[0]
+    return payload
+
+
+def compare(reference: Any, prediction: Any, flags: TextFlags) -> ActionMatch:
+    """Run the comparator on parsed reference and prediction payloads."""
+    try:
+        ref = normalize_payload(reference)
+        pred = normalize_payload(prediction)
+        if isinstance(ref, dict):
+            ref = [ref]
+        if isinstance(pred, dict):
+            pred = [pred]
+        if len(ref) == 1 and len(pred) > 1:
+            pred = [pred[-1]]  # "Situation 2": only the last prediction item counts
+        # Top-level items go straight to match_dict, as upstream does (no type check).
+        lenient = _greedy_one_to_one(ref, pred, lambda r, p: match_dict(r, p, flags))
+        prediction_items = len(pred) if hasattr(pred, "__len__") else None
+        return ActionMatch(lenient=lenient, reference_items=len(ref), prediction_items=prediction_items)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise ActionMatchUndefined(
+            f"the upstream comparator raises {type(exc).__name__} on this payload shape: {exc}"
+        ) from exc

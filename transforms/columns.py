@@ -1,0 +1,255 @@
+"""Every warehouse column, declared as data: name, type, where its value comes from, required or not.
+
+A scenario column reads from one or more ``From(file, *path)`` sources (the first one present
+wins; ``*`` in a path maps over a list) or is ``Derived`` by a named function in
+``transforms.extract``. The other tables are produced by code (run context, verdict
+flattening, scoring) and are declared here by name and type so that every table has one
+schema, written even when a table is still empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+# Raw files of a scenario directory that columns read from (run-format.md §1).
+SCENARIO_FILES = {
+    "metrics": "metrics.json",
+    "judge": "judge_result.json",
+    "metadata": "scenario_config/metadata.json",
+    "db_hash": "final_scenario_db_hash.txt",
+}
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class From:
+    """A path into one of the parsed ``SCENARIO_FILES``."""
+
+    file: str
+    path: tuple[str, ...]
+
+    def __init__(self, file: str, *path: str):
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "path", path)
+
+    def get(self, docs: dict[str, Any]) -> Any:
+        return _walk(docs.get(self.file, _MISSING), self.path)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """Computed from the parsed files and the run context by ``transforms.extract.DERIVATIONS``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: Any
+    sources: tuple[From | Derived, ...]
+    required: bool = False
+    doc: str = ""
+
+
+def _walk(node: Any, path: tuple[str, ...]) -> Any:
+    for i, key in enumerate(path):
+        if node is _MISSING or node is None:
+            return _MISSING
+        if key == "*":
+            if not isinstance(node, list):
+                return _MISSING
+            rest = path[i + 1 :]
+            return [v for v in (_walk(item, rest) for item in node) if v is not _MISSING]
+        if isinstance(node, list) and key.isdigit():
+            if int(key) >= len(node):
+                return _MISSING
+            node = node[int(key)]
+        elif isinstance(node, dict) and key in node:
+            node = node[key]
+        else:
+            return _MISSING
+    return node
+
+
+def C(name: str, dtype: Any, *sources: From | Derived, required: bool = False, doc: str = "") -> Column:
+    return Column(name, dtype, sources, required, doc)
+
+
+Str, F64, I64, Bool = pl.String, pl.Float64, pl.Int64, pl.Boolean
+StrList = pl.List(pl.String)
+
+SCENARIO_COLUMNS: tuple[Column, ...] = (
+    # identity
+    C("run_id", Str, Derived("run_id"), required=True, doc="session directory name"),
+    C("generation", Str, Derived("generation"), required=True, doc="ingest that wrote this row"),
+    C("scenario_name", Str, From("metrics", "scenario_name"), required=True),
+    C("domain", Str, Derived("domain"), required=True, doc="bucket: scenario_name.split('__', 1)[0]"),
+    C("registry_domain", Str, From("metadata", "domain"), doc="Scenario.domain (registry namespace)"),
+    C("position", I64, Derived("position"), required=True, doc="index in all_metrics.json order"),
+    C("invocation_index", I64, Derived("invocation_index"), required=True,
+      doc="run_args.json invocation that produced the scenario"),
+    C("fingerprint", Str, Derived("fingerprint"), required=True, doc="size+mtime hash of the files read"),
+    # configuration the scenario was run with
+    C("success_signals", StrList, From("metadata", "success_signals"), required=True),
+    C("ignore_capitalization", Bool, From("metadata", "ignore_capitalization"), required=True),
+    C("ignore_punctuation", Bool, From("metadata", "ignore_punctuation"), required=True),
+    C("clean_text", Bool, From("metadata", "clean_text"), required=True),
+    C("disallow_extra_items", Bool, From("metadata", "disallow_extra_items"), required=True),
+    C("rec_judge_enabled", Bool, Derived("rec_judge_enabled"), required=True,
+      doc="judge on in the producing invocation"),
+    C("rec_judge_threshold", F64, Derived("rec_judge_threshold")),
+    C("rec_strict_match", Bool, Derived("rec_strict_match"), required=True),
+    C("rec_min_agent_turns", I64, Derived("rec_min_agent_turns"), required=True,
+      doc="from the last invocation: the one that aggregated the run"),
+    # conversation
+    C("total_turns", I64, From("metrics", "total_turns"), required=True),
+    C("scenario_duration", F64, From("metrics", "scenario_duration"), required=True),
+    C("duration_seconds", F64, From("metrics", "duration_seconds")),
+    C("stop_reason", Str, From("metrics", "stop_reason"), required=True),
+    C("first_turn_at", Str, From("metrics", "turns", "0", "timestamp")),
+    C("latency_count", I64, From("metrics", "latency_stats", "count"), required=True),
+    C("latency_mean_ms", F64, From("metrics", "latency_stats", "mean_ms"), required=True),
+    C("latency_p50_ms", F64, From("metrics", "latency_stats", "p50_ms"), required=True),
+    C("latency_p95_ms", F64, From("metrics", "latency_stats", "p95_ms"), required=True),
+    C("latency_min_ms", F64, From("metrics", "latency_stats", "min_ms"), required=True),
+    C("latency_max_ms", F64, From("metrics", "latency_stats", "max_ms"), required=True),
+    C("latency_ms", pl.List(F64), From("metrics", "latencies", "*", "latency_ms"), required=True),
+    C("agent_n_calls", I64, From("metrics", "token_usage", "agent", "n_calls")),
+    C("agent_prompt_tokens", I64, From("metrics", "token_usage", "agent", "prompt")),
+    C("agent_completion_tokens", I64, From("metrics", "token_usage", "agent", "completion")),
+    C("user_n_calls", I64, From("metrics", "token_usage", "user", "n_calls")),
+    C("user_prompt_tokens", I64, From("metrics", "token_usage", "user", "prompt")),
+    C("user_completion_tokens", I64, From("metrics", "token_usage", "user", "completion")),
+    C("agent_context_messages", I64, Derived("agent_context_messages"),
+      doc="assistant messages in bot_logs_agent/llm_context.json; read only when n_calls is absent"),
+    # ACTION_MATCH inputs and comparator outcome
+    C("has_reference", Bool, Derived("has_reference"), required=True),
+    C("has_prediction", Bool, Derived("has_prediction"), required=True),
+    C("action_match_lenient", Bool, Derived("action_match_lenient")),
+    C("action_reference_items", I64, Derived("action_reference_items")),
+    C("action_prediction_items", I64, Derived("action_prediction_items")),
+    C("reference_json", Str, Derived("reference_json")),
+    C("prediction_json", Str, Derived("prediction_json")),
+    # DB_STATE_MATCH
+    C("expected_db_hash", Str, From("metadata", "expected_db_hash"), From("metrics", "db_state_expected_hash")),
+    C("actual_db_hash", Str, From("db_hash", "db_hash"), From("metrics", "db_state_actual_hash")),
+    C("actual_user_db_hash", Str, From("db_hash", "user_db_hash")),
+    # DB_STATE_ASSERTION (verdicts only: the predicates' DBs are not on disk)
+    C("has_db_state_assertions", Bool, Derived("has_db_state_assertions"), required=True),
+    C("dbsa_total", I64, Derived("dbsa_total")),
+    C("dbsa_passed", I64, Derived("dbsa_passed")),
+    # judge and NL_ASSERTION
+    C("judge_ran", Bool, Derived("judge_ran"), required=True, doc="judge_result.json exists"),
+    C("judge_score", F64, From("judge", "score"), From("metrics", "judge_score")),
+    C("nl_total", I64, Derived("nl_total")),
+    C("nl_passed", I64, Derived("nl_passed")),
+    # what upstream stored, kept next to the recomputed values
+    C("raw_is_action_match", Str, Derived("raw_is_action_match"), required=True),
+    C("raw_db_state_match", Bool, From("metrics", "db_state_match")),
+    C("raw_db_state_assertion_pass_rate", F64, From("metrics", "db_state_assertion_pass_rate")),
+    C("raw_nl_assertion_pass_rate", F64, From("metrics", "nl_assertion_pass_rate")),
+    C("raw_judge_score", F64, From("metrics", "judge_score")),
+    C("raw_judge_passed", Bool, From("metrics", "judge_passed")),
+    C("raw_clean_exit", Bool, From("metrics", "clean_exit"), required=True),
+    C("raw_insufficient_agent_turns", Bool, From("metrics", "insufficient_agent_turns")),
+    C("raw_is_successful", Str, Derived("raw_is_successful"), required=True),
+    C("raw_is_task_successful", Bool, From("metrics", "is_task_successful")),
+    C("raw_passed", StrList, From("metrics", "success_breakdown", "passed"), required=True),
+    C("raw_failed", StrList, From("metrics", "success_breakdown", "failed"), required=True),
+    C("raw_not_applicable", StrList, From("metrics", "success_breakdown", "not_applicable"), required=True),
+    C("raw_excluded", StrList, From("metrics", "success_breakdown", "excluded"), required=True),
+)
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "runs": {
+        "run_id": Str,
+        "generation": Str,
+        "session_path": Str,
+        "session_started_at": pl.Datetime("us"),
+        "status": Str,  # complete | partial | quarantined
+        "fingerprint": Str,
+        "ingested_at": pl.Datetime("us", "UTC"),
+        "n_invocations": I64,
+        "queued_count": I64,
+        "judge_enabled": Bool,
+        "judge_threshold": F64,
+        "strict_match": Bool,
+        "min_agent_turns": I64,
+        "n_scenario_dirs": I64,
+        "n_scenarios": I64,
+        "n_quarantined": I64,
+        "n_killed_dirs": I64,
+        "run_args_json": Str,
+    },
+    "scenarios": {c.name: c.dtype for c in SCENARIO_COLUMNS},
+    "verdicts": {
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "kind": Str,  # db_state_assertion | nl_assertion
+        "ordinal": I64,
+        "label": Str,  # predicate func_name or assertion text
+        "side": Str,
+        "passed": Bool,
+        "expected_json": Str,
+        "actual_json": Str,
+        "detail": Str,  # predicate message / judge reason
+        "error": Str,
+    },
+    "quarantine": {
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "file": Str,
+        "reason": Str,
+        "error": Str,
+    },
+    "scores": {
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "policy_id": Str,
+        "scorer_version": Str,
+        "judge_enabled": Bool,
+        "judge_threshold": F64,
+        "strict_match": Bool,
+        "min_agent_turns": I64,
+        "success_signals": StrList,
+        "is_action_match": Bool,
+        "db_state_match": Bool,
+        "db_state_assertion_pass_rate": F64,
+        "nl_assertion_pass_rate": F64,
+        "judge_score": F64,
+        "judge_passed": Bool,
+        "clean_exit": Bool,
+        "agent_turns": I64,
+        "stalled": Bool,
+        "passed": StrList,
+        "failed": StrList,
+        "not_applicable": StrList,
+        "excluded": StrList,
+        "is_successful": Bool,
+        "is_task_successful": Bool,
+    },
+    "policies": {
+        "policy_id": Str,
+        "name": Str,
+        "spec_json": Str,
+        "created_at": pl.Datetime("us", "UTC"),
+    },
+}
+
+
+def empty_frame(table: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=SCHEMAS[table])
+
+
+def frame(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Rows as a DataFrame with the table's declared schema (column order included)."""
+    schema = SCHEMAS[table]
+    return pl.DataFrame(rows, schema=schema) if rows else empty_frame(table)

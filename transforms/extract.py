@@ -1,0 +1,365 @@
+"""Reading one session directory into table rows: runs, scenarios, verdicts, quarantine.
+
+Everything a scenario needs for scoring is read here once; re-scoring later works from the
+stored rows alone. A scenario that cannot be read becomes a quarantine row naming the file
+and the reason; it never stops the rest of the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Callable
+
+import polars as pl
+
+from transforms.action_match import ActionMatch, ActionMatchUndefined, TextFlags, compare
+from transforms.columns import _MISSING, SCENARIO_COLUMNS, SCENARIO_FILES, Derived, frame
+from transforms.discover import Session, scenario_dirs, scenario_fingerprint, session_fingerprint
+from transforms.raw import (
+    Invocation,
+    JudgeResultFile,
+    MetadataFile,
+    MetricsFile,
+    RunArgsFile,
+    ValidationError,
+    parse_json_bytes,
+)
+
+MAX_FILE_BYTES = int(os.environ.get("SCORELAKE_MAX_FILE_BYTES", 64 * 1024 * 1024))
+PREDICTION_FILE = "final_agent_response.json"
+DEFAULT_REFERENCE_FILE = "reference_answer.json"
+
+_MODELS = {"metrics": MetricsFile, "judge": JudgeResultFile, "metadata": MetadataFile}
+
+
+class BadInput(Exception):
+    """A file that cannot be used, with the reason in words a user can act on."""
+
+    def __init__(self, file: str, reason: str, error: str = ""):
+        super().__init__(f"{file}: {reason}" + (f" ({error})" if error else ""))
+        self.file, self.reason, self.error = file, reason, error
+
+
+def read_bytes(path: Path, root: Path) -> bytes:
+    """A file's bytes, refusing symlinks that leave ``root``, loops and oversized files."""
+    rel = os.path.relpath(path, root)
+    try:
+        resolved = path.resolve(strict=True)
+    except FileNotFoundError:
+        raise BadInput(rel, "missing file") from None
+    except (RuntimeError, OSError) as exc:  # symlink loop, permission
+        raise BadInput(rel, "unreadable path", str(exc)) from None
+    if not resolved.is_relative_to(root.resolve()):
+        raise BadInput(rel, "symlink points outside the run directory", str(resolved))
+    if not resolved.is_file():
+        raise BadInput(rel, "not a regular file")
+    size = resolved.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise BadInput(rel, "file too large", f"{size} bytes > limit {MAX_FILE_BYTES}")
+    if size == 0:
+        raise BadInput(rel, "empty file")
+    return resolved.read_bytes()
+
+
+def load_json(path: Path, root: Path) -> Any:
+    data = read_bytes(path, root)
+    try:
+        return parse_json_bytes(data)
+    except UnicodeDecodeError as exc:
+        raise BadInput(os.path.relpath(path, root), "not UTF-8", str(exc)) from None
+    except ValueError as exc:
+        raise BadInput(os.path.relpath(path, root), "invalid JSON", str(exc)) from None
+
+
+def validate(model: type, doc: Any, file: str) -> Any:
+    try:
+        return model.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "<root>"
+        raise BadInput(file, f"schema violation at {where}: {first['msg']}", f"{exc.error_count()} error(s)") from None
+
+
+def parse_db_hash_file(data: bytes, file: str) -> dict[str, str | None]:
+    """``final_scenario_db_hash.txt``: ``db_hash: <hex>`` and optionally ``user_db_hash: <hex>``."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(file, "not UTF-8", str(exc)) from None
+    values: dict[str, str | None] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        key, sep, value = line.partition(":")
+        if not sep or key.strip() not in ("db_hash", "user_db_hash"):
+            raise BadInput(file, "unexpected line", line[:80])
+        value = value.strip()
+        values[key.strip()] = None if value in ("", "None", "null") else value
+    return values
+
+
+@dataclass
+class RunContext:
+    """What every scenario of a session shares."""
+
+    session: Session
+    generation: str
+    invocations: list[Invocation]
+    queue: list[str]
+
+    def invocation_for(self, first_turn_at: str | None) -> int:
+        """Index of the invocation that produced a scenario: the last one started before its first turn.
+
+        A scenario with no turns is always re-run on resume, so it belongs to the last invocation.
+        """
+        last = len(self.invocations) - 1
+        if not first_turn_at:
+            return last
+        index = 0
+        for i, inv in enumerate(self.invocations):
+            if inv.started_at and inv.started_at <= first_turn_at:
+                index = i
+        return index
+
+
+@dataclass
+class ScenarioSource:
+    """The parsed files of one scenario directory."""
+
+    dir: Path
+    run: RunContext
+    docs: dict[str, Any]
+    metadata: MetadataFile
+    metrics: MetricsFile
+    judge: JudgeResultFile | None
+    reference: Any = _MISSING
+    prediction: Any = _MISSING
+    action: ActionMatch | None = None
+    agent_context_messages: int | None = None
+    invocation_index: int = 0
+    fingerprint: str = ""
+
+    @property
+    def invocation(self) -> Invocation:
+        return self.run.invocations[self.invocation_index]
+
+
+def _py_str(value: Any) -> str:
+    """How the runner prints a bool-or-"N/A" value (Python ``str``)."""
+    return str(value)
+
+
+def _json_text(value: Any) -> str | None:
+    return None if value is _MISSING else json.dumps(value, ensure_ascii=False)
+
+
+DERIVATIONS: dict[str, Callable[[ScenarioSource], Any]] = {
+    "run_id": lambda s: s.run.session.run_id,
+    "generation": lambda s: s.run.generation,
+    "domain": lambda s: s.metrics.scenario_name.split("__", 1)[0],
+    "position": lambda s: 0,  # assigned once the whole session is read
+    "invocation_index": lambda s: s.invocation_index,
+    "fingerprint": lambda s: s.fingerprint,
+    "rec_judge_enabled": lambda s: s.invocation.parsed_args.judge_enabled,
+    "rec_judge_threshold": lambda s: s.invocation.parsed_args.judge_threshold,
+    "rec_strict_match": lambda s: s.invocation.parsed_args.strict_match,
+    # The run-level stall check re-derives with the aggregating (last) invocation's flag (§13).
+    "rec_min_agent_turns": lambda s: s.run.invocations[-1].parsed_args.min_agent_turns,
+    "agent_context_messages": lambda s: s.agent_context_messages,
+    "has_reference": lambda s: s.reference is not _MISSING,
+    "has_prediction": lambda s: s.prediction is not _MISSING,
+    "action_match_lenient": lambda s: s.action.lenient if s.action else None,
+    "action_reference_items": lambda s: s.action.reference_items if s.action else None,
+    "action_prediction_items": lambda s: s.action.prediction_items if s.action else None,
+    "reference_json": lambda s: _json_text(s.reference),
+    "prediction_json": lambda s: _json_text(s.prediction),
+    "has_db_state_assertions": lambda s: s.metrics.db_state_assertion_verdicts is not None,
+    "dbsa_total": lambda s: None if s.metrics.db_state_assertion_verdicts is None
+    else len(s.metrics.db_state_assertion_verdicts),
+    "dbsa_passed": lambda s: None if s.metrics.db_state_assertion_verdicts is None
+    else sum(v.passed for v in s.metrics.db_state_assertion_verdicts),
+    "judge_ran": lambda s: s.judge is not None,
+    "nl_total": lambda s: None if s.judge is None or s.judge.nl_assertion_verdicts is None
+    else len(s.judge.nl_assertion_verdicts),
+    "nl_passed": lambda s: None if s.judge is None or s.judge.nl_assertion_verdicts is None
+    else sum(v.passed for v in s.judge.nl_assertion_verdicts),
+    "raw_is_action_match": lambda s: _py_str(s.metrics.is_action_match),
+    "raw_is_successful": lambda s: _py_str(s.metrics.is_successful),
+}
+
+
+def _column_values(src: ScenarioSource) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for column in SCENARIO_COLUMNS:
+        value: Any = _MISSING
+        for source in column.sources:
+            value = DERIVATIONS[source.name](src) if isinstance(source, Derived) else source.get(src.docs)
+            if value is not _MISSING and value is not None:
+                break
+        if value is _MISSING:
+            value = None
+        if value is None and column.required:
+            file = next((SCENARIO_FILES[s.file] for s in column.sources if not isinstance(s, Derived)), "metrics.json")
+            raise BadInput(file, f"required value '{column.name}' is missing")
+        row[column.name] = value
+    return row
+
+
+def _verdict_rows(src: ScenarioSource) -> list[dict[str, Any]]:
+    base = {"run_id": src.run.session.run_id, "generation": src.run.generation,
+            "scenario_name": src.metrics.scenario_name}
+    rows = []
+    for i, v in enumerate(src.metrics.db_state_assertion_verdicts or []):
+        rows.append({**base, "kind": "db_state_assertion", "ordinal": i + 1, "label": v.func_name,
+                     "side": v.side, "passed": v.passed, "expected_json": json.dumps(v.expected),
+                     "actual_json": json.dumps(v.actual), "detail": v.message, "error": v.error})
+    for i, v in enumerate((src.judge.nl_assertion_verdicts if src.judge else None) or []):
+        rows.append({**base, "kind": "nl_assertion", "ordinal": v.index if v.index is not None else i + 1,
+                     "label": v.assertion, "side": None, "passed": v.passed, "expected_json": None,
+                     "actual_json": None, "detail": v.reason, "error": None})
+    return rows
+
+
+def _count_assistant_messages(path: Path, root: Path) -> int | None:
+    """The resume path's fallback agent-turn count: assistant messages in llm_context.json."""
+    if not path.exists():
+        return None
+    messages = load_json(path, root)
+    if not isinstance(messages, list):
+        return None
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def read_scenario(scenario_dir: Path, run: RunContext) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One scenario directory as a ``scenarios`` row plus its ``verdicts`` rows; raises ``BadInput``."""
+    root = run.session.path
+    docs: dict[str, Any] = {}
+    for key, rel in SCENARIO_FILES.items():
+        path = scenario_dir / rel
+        if not path.exists() and not path.is_symlink():
+            if key in ("metrics", "metadata"):
+                reason = "missing file (scenario in flight or crashed)" if key == "metrics" else "missing file"
+                raise BadInput(os.path.relpath(path, root), reason)
+            continue
+        if key == "db_hash":
+            docs[key] = parse_db_hash_file(read_bytes(path, root), os.path.relpath(path, root))
+        else:
+            docs[key] = load_json(path, root)
+    rel = lambda key: os.path.relpath(scenario_dir / SCENARIO_FILES[key], root)  # noqa: E731
+    metrics = validate(MetricsFile, docs["metrics"], rel("metrics"))
+    metadata = validate(MetadataFile, docs["metadata"], rel("metadata"))
+    judge = validate(JudgeResultFile, docs["judge"], rel("judge")) if "judge" in docs else None
+    if metrics.scenario_name != scenario_dir.name:
+        raise BadInput(rel("metrics"), f"scenario_name '{metrics.scenario_name}' does not match its directory")
+
+    src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge)
+    src.fingerprint = scenario_fingerprint(scenario_dir)
+    src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
+
+    reference_path = scenario_dir / "scenario_config" / (docs["metadata"].get("reference_file") or DEFAULT_REFERENCE_FILE)
+    prediction_path = scenario_dir / PREDICTION_FILE
+    if reference_path.exists():
+        src.reference = load_json(reference_path, root)
+        if prediction_path.exists():
+            src.prediction = load_json(prediction_path, root)
+            flags = TextFlags(metadata.ignore_capitalization, metadata.ignore_punctuation, metadata.clean_text)
+            try:
+                src.action = compare(src.reference, src.prediction, flags)
+            except ActionMatchUndefined as exc:
+                raise BadInput(os.path.relpath(reference_path, root), "ACTION_MATCH undefined", str(exc)) from None
+
+    agent_usage = metrics.token_usage.agent if metrics.token_usage else None
+    if agent_usage is None or agent_usage.n_calls is None:
+        src.agent_context_messages = _count_assistant_messages(
+            scenario_dir / "bot_logs_agent" / "llm_context.json", root)
+
+    return _column_values(src), _verdict_rows(src)
+
+
+@dataclass
+class SessionTables:
+    run: dict[str, Any]
+    scenarios: pl.DataFrame
+    verdicts: pl.DataFrame
+    quarantine: pl.DataFrame
+    errors: list[BadInput] = field(default_factory=list)
+
+
+def _session_started_at(run_id: str) -> datetime | None:
+    try:
+        return datetime.strptime(run_id.removeprefix("eval_"), "%Y%m%d_%H%M%S")
+    except ValueError:
+        return None
+
+
+def _assign_positions(rows: list[dict[str, Any]], run: RunContext) -> None:
+    """Order of ``all_metrics.json``: scenarios loaded on resume first, then fresh ones, each in queue order."""
+    last = len(run.invocations) - 1
+    queue_index = {name: i for i, name in enumerate(run.queue)}
+    rows.sort(key=lambda r: (r["invocation_index"] == last, queue_index.get(r["scenario_name"], len(queue_index)),
+                             r["scenario_name"]))
+    for i, row in enumerate(rows):
+        row["position"] = i
+
+
+def read_session(session: Session, generation: str) -> SessionTables:
+    """Read a whole session; bad scenarios are quarantined, a bad ``run_args.json`` quarantines them all."""
+    live, killed = scenario_dirs(session.path)
+    fingerprint = session_fingerprint(session.path)
+    run_row: dict[str, Any] = {
+        "run_id": session.run_id, "generation": generation, "session_path": str(session.path.resolve()),
+        "session_started_at": _session_started_at(session.run_id), "fingerprint": fingerprint,
+        "ingested_at": datetime.now(UTC), "n_scenario_dirs": len(live), "n_killed_dirs": len(killed),
+    }
+    quarantine: list[dict[str, Any]] = []
+    errors: list[BadInput] = []
+
+    def quarantined(scenario: str | None, err: BadInput) -> None:
+        errors.append(err)
+        quarantine.append({"run_id": session.run_id, "generation": generation, "scenario_name": scenario,
+                           "file": err.file, "reason": err.reason, "error": err.error})
+
+    try:
+        run_args_doc = load_json(session.path / "run_args.json", session.path)
+        run_args = validate(RunArgsFile, run_args_doc, "run_args.json")
+    except BadInput as err:
+        quarantined(None, err)
+        for d in live:
+            quarantined(d.name, BadInput(err.file, "session quarantined: run_args.json unusable", err.reason))
+        run_row.update(status="quarantined", n_invocations=0, queued_count=None, judge_enabled=None,
+                       judge_threshold=None, strict_match=None, min_agent_turns=None, n_scenarios=0,
+                       n_quarantined=len(live), run_args_json=None)
+        return SessionTables(run_row, frame("scenarios", []), frame("verdicts", []), frame("quarantine", quarantine),
+                             errors)
+
+    last = run_args.invocations[-1]
+    queue = last.resolved_scenario_names or []
+    context = RunContext(session, generation, run_args.invocations, queue)
+    rows: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
+    for d in live:
+        try:
+            row, row_verdicts = read_scenario(d, context)
+        except BadInput as err:
+            quarantined(d.name, err)
+            continue
+        rows.append(row)
+        verdicts.extend(row_verdicts)
+    _assign_positions(rows, context)
+
+    args = last.parsed_args
+    run_row.update(
+        status="complete" if (session.path / "all_summary.txt").exists() else "partial",
+        n_invocations=len(run_args.invocations),
+        queued_count=last.resolved_scenario_count if last.resolved_scenario_count is not None
+        else (len(queue) or len(live)),
+        judge_enabled=args.judge_enabled, judge_threshold=args.judge_threshold, strict_match=args.strict_match,
+        min_agent_turns=args.min_agent_turns, n_scenarios=len(rows), n_quarantined=len(quarantine),
+        run_args_json=json.dumps(run_args_doc),
+    )
+    return SessionTables(run_row, frame("scenarios", rows), frame("verdicts", verdicts),
+                         frame("quarantine", quarantine), errors)

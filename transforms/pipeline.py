@@ -1,0 +1,114 @@
+"""The units of work the Prefect flows orchestrate: ingest one session, re-score stored runs.
+
+Nothing here knows about Prefect, so each step is testable on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import polars as pl
+
+from transforms.columns import frame
+from transforms.discover import Session, session_fingerprint
+from transforms.extract import read_session
+from transforms.policy import Policy
+from transforms.signals import score
+from transforms.warehouse import Warehouse, new_generation, write_parquet_atomic
+
+
+@dataclass
+class SessionReport:
+    run_id: str
+    status: str
+    scenarios: int
+    quarantined: int
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestPlan:
+    todo: list[Session]
+    unchanged: list[Session]
+    # (session, reason) for sessions that cannot be ingested as they stand
+    refused: list[tuple[Session, str]]
+
+
+def plan_ingest(wh: Warehouse, sessions: list[Session], force: bool = False) -> IngestPlan:
+    """Which sessions are new or changed since their last ingest (by stat fingerprint)."""
+    committed = {r["run_id"]: r for r in wh.committed_runs().iter_rows(named=True)}
+    todo, unchanged, refused = [], [], []
+    seen: dict[str, Session] = {}
+    for session in sessions:
+        path = str(session.path.resolve())
+        if session.run_id in seen:
+            refused.append((session, f"duplicate run id: also found at {seen[session.run_id].path}"))
+            continue
+        seen[session.run_id] = session
+        stored = committed.get(session.run_id)
+        if stored is not None and stored["session_path"] != path:
+            refused.append((session, f"duplicate run id: already ingested from {stored['session_path']}"))
+        elif not force and stored is not None and stored["fingerprint"] == session_fingerprint(session.path):
+            unchanged.append(session)
+        else:
+            todo.append(session)
+    return IngestPlan(todo, unchanged, refused)
+
+
+def stored_policies(wh: Warehouse) -> list[Policy]:
+    """Every stored policy, ``recorded`` first; the recorded policy always exists."""
+    files = sorted((wh.tables / "policies").glob("*.parquet"))
+    specs = pl.concat([pl.read_parquet(f) for f in files]) if files else frame("policies", [])
+    policies = [Policy.from_spec_json(s) for s in specs.sort("created_at")["spec_json"]]
+    recorded = Policy()
+    return [recorded] + [p for p in policies if p.id != recorded.id]
+
+
+def save_policy(wh: Warehouse, policy: Policy) -> None:
+    """Store a policy; a name is bound to one content, and one content to one name."""
+    for existing in stored_policies(wh):
+        if existing.name == policy.name and existing.id != policy.id:
+            raise ValueError(f"policy '{policy.name}' already exists with other settings; choose another name")
+        if existing.id == policy.id and existing.name != policy.name:
+            raise ValueError(f"policy '{policy.name}' has the same settings as stored policy '{existing.name}'")
+    path = wh.policy_file(policy.id)
+    if not path.exists():
+        row = {"policy_id": policy.id, "name": policy.name, "spec_json": policy.spec_json(),
+               "created_at": datetime.now(UTC)}
+        write_parquet_atomic(frame("policies", [row]), path)
+
+
+def find_policy(wh: Warehouse, name: str) -> Policy:
+    for policy in stored_policies(wh):
+        if name in (policy.name, policy.id):
+            return policy
+    raise KeyError(f"no stored policy named '{name}'")
+
+
+def ingest_session(wh: Warehouse, session: Session, policies: list[Policy]) -> SessionReport:
+    """Read a session, score it under every policy and commit it as one new generation."""
+    generation = new_generation()
+    tables = read_session(session, generation)
+    wh.write_run_tables(session.run_id, generation, {
+        "scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine})
+    scenarios = tables.scenarios.lazy()
+    for policy in policies:
+        wh.write_scores(session.run_id, generation, policy.id, score(scenarios, policy).collect())
+    wh.commit_run(frame("runs", [tables.run]))
+    return SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
+                         [str(e) for e in tables.errors])
+
+
+def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> int:
+    """Score stored scenarios under ``policy`` from Parquet alone; returns the number of scenarios."""
+    runs = wh.committed_runs()
+    if run_ids:
+        missing = sorted(set(run_ids) - set(runs["run_id"]))
+        if missing:
+            raise KeyError(f"not in the warehouse: {', '.join(missing)}")
+        runs = runs.filter(pl.col("run_id").is_in(run_ids))
+    scores = score(wh.scan("scenarios", runs), policy).collect()
+    for (run_id, generation), part in scores.partition_by("run_id", "generation", as_dict=True).items():
+        wh.write_scores(run_id, generation, policy.id, part)
+    return scores.height

@@ -1,0 +1,76 @@
+"""Scoring policies: everything that can change a verdict, with a stable content-hash id.
+
+A field left unset inherits what each run recorded in ``run_args.json`` (per scenario: the
+flags of the invocation that produced it), so the default policy ``recorded`` reproduces the
+upstream runner's own numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from transforms.action_match import SCORER_VERSION
+from transforms.raw import Signal
+
+RECORDED = "recorded"
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = RECORDED
+    judge_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_agent_turns: int | None = Field(default=None, ge=0)
+    strict_match: bool | None = None
+    judge_enabled: bool | None = None
+    # domain bucket -> whitelist that replaces the scenarios' own success_signals
+    whitelists: dict[str, tuple[Signal, ...]] = Field(default_factory=dict)
+    scorer_version: str = SCORER_VERSION
+
+    @field_validator("whitelists")
+    @classmethod
+    def _non_empty(cls, value: dict[str, tuple[Signal, ...]]) -> dict[str, tuple[Signal, ...]]:
+        for domain, signals in value.items():
+            if not signals:
+                raise ValueError(f"whitelist for '{domain}' is empty; upstream refuses unscored domains")
+        return value
+
+    def content(self) -> dict:
+        """What the verdicts depend on: everything but the name."""
+        data = self.model_dump(mode="json", exclude={"name"})
+        data["whitelists"] = {k: list(v) for k, v in sorted(data["whitelists"].items())}
+        return data
+
+    @property
+    def id(self) -> str:
+        blob = json.dumps(self.content(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def spec_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+
+    @classmethod
+    def from_spec_json(cls, text: str) -> Policy:
+        return cls.model_validate_json(text)
+
+    def effective(self) -> list[pl.Expr]:
+        """Columns ``eff_*`` holding the flag each scenario is scored under."""
+
+        def pick(value: object, recorded: str, dtype: pl.DataType) -> pl.Expr:
+            return pl.col(recorded) if value is None else pl.lit(value, dtype=dtype)
+
+        signals: pl.Expr = pl.col("success_signals")
+        for domain, whitelist in sorted(self.whitelists.items()):
+            signals = pl.when(pl.col("domain") == domain).then(
+                pl.lit([str(s) for s in whitelist], dtype=pl.List(pl.String))).otherwise(signals)
+        return [
+            pick(self.judge_enabled, "rec_judge_enabled", pl.Boolean).alias("eff_judge_enabled"),
+            pick(self.judge_threshold, "rec_judge_threshold", pl.Float64).alias("eff_judge_threshold"),
+            pick(self.strict_match, "rec_strict_match", pl.Boolean).alias("eff_strict_match"),
+            pick(self.min_agent_turns, "rec_min_agent_turns", pl.Int64).alias("eff_min_agent_turns"),
+            signals.alias("eff_success_signals"),
+        ]

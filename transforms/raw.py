@@ -1,0 +1,208 @@
+"""Pydantic models of the raw files the upstream runner writes (run-format.md §2-§4, §16).
+
+Models are strict: a value of the wrong JSON type (``"N/A"`` where a bool belongs, a string
+for a number) is a validation error, so the scenario is quarantined instead of mis-scored.
+Unknown keys are allowed: newer runner versions add keys (``auto_retry_count``, ...).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError, model_validator
+
+__all__ = [
+    "Signal",
+    "MetricsFile",
+    "JudgeResultFile",
+    "MetadataFile",
+    "RunArgsFile",
+    "Invocation",
+    "ParsedArgs",
+    "ValidationError",
+    "parse_json_bytes",
+]
+
+
+class Signal(StrEnum):
+    """``SuccessSignal`` of the upstream runner; member order is the order of ``success_breakdown``."""
+
+    ACTION_MATCH = "is_action_match"
+    DB_STATE_MATCH = "db_state_match"
+    DB_STATE_ASSERTION = "db_state_assertion"
+    NL_ASSERTION = "nl_assertion"
+    JUDGE_PASSED = "judge_passed"
+    CLEAN_EXIT = "clean_exit"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class LatencyStats(_Strict):
+    count: int
+    mean_ms: float
+    p50_ms: float
+    p95_ms: float
+    min_ms: float
+    max_ms: float
+
+
+class Turn(_Strict):
+    timestamp: str | None = None
+    role: str | None = None
+    text: str | None = None
+
+
+class Latency(_Strict):
+    latency_ms: float
+
+
+class SideUsage(_Strict):
+    n_calls: int | None = None
+    prompt: int = 0
+    completion: int = 0
+
+
+class TokenUsage(_Strict):
+    agent: SideUsage | None = None
+    user: SideUsage | None = None
+
+
+class DbAssertionVerdict(_Strict):
+    func_name: str | None = None
+    side: str | None = None
+    passed: bool
+    expected: Any = None
+    actual: Any = None
+    message: str | None = None
+    error: str | None = None
+
+
+class Breakdown(_Strict):
+    passed: list[str] = []
+    failed: list[str] = []
+    not_applicable: list[str] = []
+    excluded: list[str] = []
+
+
+class MetricsFile(_Strict):
+    """``<scenario>/metrics.json`` (run-format.md §3)."""
+
+    total_turns: int
+    duration_seconds: float | None = None
+    turns: list[Turn] = []
+    latency_stats: LatencyStats
+    latencies: list[Latency] = []
+    scenario_name: str
+    scenario_directory: str | None = None
+    scenario_duration: float
+    stop_reason: str
+    clean_exit: bool
+    insufficient_agent_turns: bool | None = None
+    is_action_match: bool | Literal["N/A"]
+    judge_score: float | None = None
+    judge_passed: bool | None = None
+    token_usage: TokenUsage | None = None
+    db_state_expected_hash: str | None = None
+    db_state_match: bool | None = None
+    db_state_actual_hash: str | None = None
+    nl_assertion_pass_rate: float | None = None
+    db_state_assertion_verdicts: list[DbAssertionVerdict] | None = None
+    db_state_assertion_pass_rate: float | None = None
+    success_breakdown: Breakdown
+    is_successful: bool | Literal["N/A"]
+    is_task_successful: bool | None = None
+
+
+class NlVerdict(_Strict):
+    index: int | None = None
+    assertion: str | None = None
+    passed: bool
+    reason: str | None = None
+
+
+class JudgeResultFile(_Strict):
+    """``<scenario>/judge_result.json`` (run-format.md §4)."""
+
+    score: float
+    reason: str | None = None
+    nl_assertion_verdicts: list[NlVerdict] | None = None
+
+
+class MetadataFile(_Strict):
+    """``<scenario>/scenario_config/metadata.json`` (run-format.md §16)."""
+
+    name: str
+    domain: str | None = None
+    ignore_capitalization: bool = False
+    ignore_punctuation: bool = False
+    clean_text: bool = False
+    disallow_extra_items: bool = False
+    success_signals: list[Annotated[Signal, Strict(False)]]  # JSON strings, not enum instances
+    db_state_assertions: list[dict[str, Any]] | None = None
+    nl_assertions: list[str] | None = None
+    expected_db_hash: str | None = None
+    expected_user_db_hash: str | None = None
+
+
+class ParsedArgs(_Strict):
+    """The scoring-relevant ``argparse`` dests; defaults are the runner CLI's (run-format.md §15)."""
+
+    judge_url: str | None = "http://localhost:8000/v1/chat/completions"
+    judge_model: str | None = "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
+    judge_threshold: float | None = 0.9
+    strict_match: bool = False
+    min_agent_turns: int = 3
+    resume: str | None = None
+
+    @property
+    def judge_enabled(self) -> bool:
+        # The runner builds its judge only when both URL and model are truthy (§10).
+        return bool(self.judge_url) and bool(self.judge_model)
+
+
+class Invocation(_Strict):
+    started_at: str | None = None
+    argv: list[str] | None = None
+    parsed_args: ParsedArgs = ParsedArgs()
+    resolved_scenario_count: int | None = None
+    resolved_scenario_names: list[str] | None = None
+    resumed_from_invocation: int | None = None
+
+
+class RunArgsFile(_Strict):
+    """``run_args.json`` (run-format.md §2), with the legacy single-object shape wrapped."""
+
+    invocations: list[Invocation]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_legacy(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "invocations" not in data:
+            # Legacy files are one invocation, or a bare argparse namespace.
+            entry = data if "parsed_args" in data else {"parsed_args": data}
+            return {"invocations": [entry]}
+        return data
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> RunArgsFile:
+        if not self.invocations:
+            raise ValueError("run_args.json has an empty 'invocations' list")
+        return self
+
+
+def parse_json_bytes(data: bytes) -> Any:
+    """Parse JSON the way the upstream writer's ``json`` module round-trips it.
+
+    orjson is the fast path; Python's ``json.dump`` can also emit ``NaN``/``Infinity`` and
+    integers beyond 64 bits, which orjson rejects, so those fall back to the stdlib parser.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        import json
+
+        return json.loads(data.decode("utf-8"))

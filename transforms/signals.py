@@ -1,0 +1,162 @@
+"""The six scoring signals, the composite and the stall override as Polars expressions.
+
+Inputs are ``scenarios`` columns plus the ``eff_*`` columns of a ``Policy`` (the flags a
+scenario is scored under). Each signal is a nullable Boolean (null = not applicable) or, for
+the two pass rates, a nullable Float64; the composite rules are run-format.md §5.
+``score`` composes them with ``.pipe`` into the ``scores`` table.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms.columns import SCHEMAS
+from transforms.policy import Policy
+from transforms.raw import Signal
+
+col = pl.col
+
+
+def action_match() -> pl.Expr:
+    """``is_action_match``: N/A without a reference, False without a prediction (§7)."""
+    strict = col("eff_strict_match") | col("disallow_extra_items")
+    count_mismatch = col("action_reference_items").ne_missing(col("action_prediction_items"))
+    return (
+        pl.when(~col("has_reference")).then(None)
+        .when(~col("has_prediction")).then(False)
+        .when(strict & count_mismatch).then(False)
+        .otherwise(col("action_match_lenient"))
+    )
+
+
+def db_state_match() -> pl.Expr:
+    """Expected hash vs the agent-side hash; a missing actual hash is False, never N/A (§8)."""
+    return pl.when(col("expected_db_hash").is_null()).then(None).otherwise(
+        col("expected_db_hash").eq_missing(col("actual_db_hash")))
+
+
+def db_state_assertion_pass_rate() -> pl.Expr:
+    return pl.when(col("dbsa_total") > 0).then(col("dbsa_passed") / col("dbsa_total"))
+
+
+def judge_score() -> pl.Expr:
+    """The judge's score, only when the judge counts under the policy."""
+    return pl.when(col("eff_judge_enabled")).then(col("judge_score"))
+
+
+def nl_assertion_pass_rate() -> pl.Expr:
+    """Present when the judge ran, counts, and returned a non-empty verdict list (§3 key 19)."""
+    return pl.when(col("eff_judge_enabled") & (col("nl_total") > 0)).then(col("nl_passed") / col("nl_total"))
+
+
+def judge_passed() -> pl.Expr:
+    """``judge_score >= threshold`` (inclusive), when a score and a threshold exist (§10)."""
+    return judge_score() >= col("eff_judge_threshold")
+
+
+def clean_exit() -> pl.Expr:
+    return col("stop_reason") == "[EXIT]"
+
+
+def agent_turns() -> pl.Expr:
+    """``token_usage.agent.n_calls``, else assistant messages in llm_context.json (§5.4)."""
+    return pl.coalesce(col("agent_n_calls"), col("agent_context_messages"))
+
+
+def stalled() -> pl.Expr:
+    minimum = col("eff_min_agent_turns")
+    return ((minimum > 0) & (agent_turns() < minimum)).fill_null(False)
+
+
+# Signal -> the scores column holding its raw value, in ``success_breakdown`` order.
+SIGNAL_VALUES: dict[Signal, str] = {
+    Signal.ACTION_MATCH: "is_action_match",
+    Signal.DB_STATE_MATCH: "db_state_match",
+    Signal.DB_STATE_ASSERTION: "db_state_assertion_pass_rate",
+    Signal.NL_ASSERTION: "nl_assertion_pass_rate",
+    Signal.JUDGE_PASSED: "judge_passed",
+    Signal.CLEAN_EXIT: "clean_exit",
+}
+
+
+_RATE_SIGNALS = {Signal.DB_STATE_ASSERTION, Signal.NL_ASSERTION}
+
+
+def check(signal: Signal) -> pl.Expr:
+    """Upstream ``_signal_passes``: True / False / null (not applicable); a rate passes only at 1.0."""
+    value = col(SIGNAL_VALUES[signal])
+    return value >= 1.0 if signal in _RATE_SIGNALS else value
+
+
+def _bucket(keep) -> pl.Expr:
+    names = [pl.when(keep(s, check(s))).then(pl.lit(str(s))) for s in Signal]
+    return pl.concat_list(names).list.drop_nulls()
+
+
+def breakdown() -> list[pl.Expr]:
+    """``success_breakdown``: whitelisted signals by verdict, and non-whitelisted ones that have a value."""
+    listed = lambda s: col("eff_success_signals").list.contains(str(s))  # noqa: E731
+    return [
+        _bucket(lambda s, c: listed(s) & (c == True)).alias("passed"),  # noqa: E712
+        _bucket(lambda s, c: listed(s) & (c == False)).alias("failed"),  # noqa: E712
+        _bucket(lambda s, c: listed(s) & c.is_null()).alias("not_applicable"),
+        _bucket(lambda s, c: ~listed(s) & c.is_not_null()).alias("excluded"),
+    ]
+
+
+def is_successful() -> pl.Expr:
+    """Strict AND over applicable whitelisted signals; null ("N/A") when none applies; False when stalled."""
+    applicable = col("passed").list.len() + col("failed").list.len()
+    return (
+        pl.when(col("stalled")).then(False)
+        .when(applicable == 0).then(None)
+        .otherwise(col("failed").list.len() == 0)
+    )
+
+
+def is_task_successful() -> pl.Expr:
+    """Same conjunction with ``clean_exit`` dropped from the failed set; False when stalled."""
+    failed_besides_exit = col("failed").list.set_difference(pl.lit([str(Signal.CLEAN_EXIT)]))
+    return (
+        pl.when(col("stalled")).then(False)
+        .when(col("is_successful").is_null()).then(None)
+        .otherwise(failed_besides_exit.list.len() == 0)
+    )
+
+
+def with_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
+    return frame.with_columns(
+        action_match().alias("is_action_match"),
+        db_state_match().alias("db_state_match"),
+        db_state_assertion_pass_rate().alias("db_state_assertion_pass_rate"),
+        nl_assertion_pass_rate().alias("nl_assertion_pass_rate"),
+        judge_score().alias("judge_score"),
+        judge_passed().alias("judge_passed"),
+        clean_exit().alias("clean_exit"),
+        agent_turns().alias("agent_turns"),
+        stalled().alias("stalled"),
+    )
+
+
+def with_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
+    return frame.with_columns(breakdown()).with_columns(is_successful().alias("is_successful")).with_columns(
+        is_task_successful().alias("is_task_successful"))
+
+
+def score(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:
+    """``scenarios`` rows scored under ``policy``, shaped as the ``scores`` table."""
+    return (
+        scenarios.with_columns(policy.effective())
+        .pipe(with_signals)
+        .pipe(with_composite)
+        .with_columns(
+            pl.lit(policy.id).alias("policy_id"),
+            pl.lit(policy.scorer_version).alias("scorer_version"),
+            col("eff_judge_enabled").alias("judge_enabled"),
+            col("eff_judge_threshold").alias("judge_threshold"),
+            col("eff_strict_match").alias("strict_match"),
+            col("eff_min_agent_turns").alias("min_agent_turns"),
+            col("eff_success_signals").alias("success_signals"),
+        )
+        .select([pl.col(name).cast(dtype) for name, dtype in SCHEMAS["scores"].items()])
+    )

@@ -1,0 +1,170 @@
+"""The warehouse on disk: Parquet tables, their commit protocol, and the DuckDB view database.
+
+Layout under the warehouse root::
+
+    tables/runs/<run_id>.parquet                 one row; its ``generation`` is the commit point
+    tables/<table>/<run_id>/<generation>.parquet scenarios, verdicts, quarantine
+    tables/scores/<run_id>/<generation>__<policy_id>.parquet
+    tables/policies/<policy_id>.parquet
+    tables/<table>/_schema/empty.parquet         the declared schema, so empty tables still have views
+    scorelake.duckdb                             views only (sql/), over the Parquet files
+
+A run's rows are written first under a fresh generation; replacing the one-row
+``runs/<run_id>.parquet`` (an atomic rename) then switches readers to them. The staging views
+join every table to ``runs`` on (run_id, generation), so a crash at any moment leaves either the
+old or the new state visible, never a mix; files of dead generations are removed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+import polars as pl
+
+from transforms.columns import SCHEMAS, empty_frame
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SQL_DIR = REPO_ROOT / "sql"
+SQL_LAYERS = ("staging", "intermediate", "marts")
+DEFAULT_WAREHOUSE = REPO_ROOT / "data" / "warehouse"
+DB_FILE = "scorelake.duckdb"
+PER_RUN_TABLES = ("scenarios", "verdicts", "quarantine", "scores")
+
+
+def default_warehouse() -> Path:
+    return Path(os.environ.get("SCORELAKE_WAREHOUSE") or DEFAULT_WAREHOUSE)
+
+
+def new_generation() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + secrets.token_hex(3)
+
+
+def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
+    """Write to a temporary sibling, fsync, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    df.write_parquet(tmp)
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class Warehouse:
+    def __init__(self, root: Path | str | None = None):
+        self.root = Path(root) if root is not None else default_warehouse()
+        self.tables = self.root / "tables"
+        self.db_path = self.root / DB_FILE
+
+    # ---- layout -------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.db_path.exists()
+
+    def require(self) -> None:
+        if not self.exists():
+            raise FileNotFoundError(f"{self.root}: no scorelake warehouse here (run `scorelake ingest` first)")
+
+    def init(self) -> None:
+        for table in SCHEMAS:
+            schema_file = self.tables / table / "_schema" / "empty.parquet"
+            if not schema_file.exists():
+                write_parquet_atomic(empty_frame(table), schema_file)
+
+    def run_file(self, run_id: str) -> Path:
+        return self.tables / "runs" / f"{run_id}.parquet"
+
+    def table_file(self, table: str, run_id: str, generation: str) -> Path:
+        return self.tables / table / run_id / f"{generation}.parquet"
+
+    def scores_file(self, run_id: str, generation: str, policy_id: str) -> Path:
+        return self.tables / "scores" / run_id / f"{generation}__{policy_id}.parquet"
+
+    def policy_file(self, policy_id: str) -> Path:
+        return self.tables / "policies" / f"{policy_id}.parquet"
+
+    # ---- reading --------------------------------------------------------------------------
+    def committed_runs(self) -> pl.DataFrame:
+        files = sorted((self.tables / "runs").glob("*.parquet"))
+        if not files:
+            return empty_frame("runs")
+        return pl.concat([pl.read_parquet(f) for f in files], how="vertical_relaxed")
+
+    def scan(self, table: str, runs: pl.DataFrame) -> pl.LazyFrame:
+        """Current-generation rows of a per-run table for the given committed runs."""
+        files = [self.table_file(table, r, g) for r, g in runs.select("run_id", "generation").iter_rows()]
+        files = [f for f in files if f.exists()]
+        if not files:
+            return empty_frame(table).lazy()
+        return pl.scan_parquet(files)
+
+    # ---- writing -------------------------------------------------------------------------
+    def write_run_tables(self, run_id: str, generation: str, tables: dict[str, pl.DataFrame]) -> None:
+        for table, df in tables.items():
+            write_parquet_atomic(df, self.table_file(table, run_id, generation))
+
+    def write_scores(self, run_id: str, generation: str, policy_id: str, df: pl.DataFrame) -> None:
+        write_parquet_atomic(df, self.scores_file(run_id, generation, policy_id))
+
+    def commit_run(self, run_row: pl.DataFrame) -> None:
+        """The atomic switch: readers see the new generation from here on."""
+        run_id = run_row["run_id"][0]
+        write_parquet_atomic(run_row, self.run_file(run_id))
+        self.drop_dead_generations(run_id, run_row["generation"][0])
+
+    def drop_dead_generations(self, run_id: str, live: str) -> None:
+        for table in PER_RUN_TABLES:
+            folder = self.tables / table / run_id
+            for path in folder.glob("*.parquet") if folder.exists() else ():
+                if path.stem.split("__")[0] != live:
+                    path.unlink(missing_ok=True)
+
+    def remove_run(self, run_id: str) -> None:
+        self.run_file(run_id).unlink(missing_ok=True)
+        for table in PER_RUN_TABLES:
+            shutil.rmtree(self.tables / table / run_id, ignore_errors=True)
+
+    # ---- DuckDB views ----------------------------------------------------------------------
+    def view_sql(self) -> list[tuple[str, str]]:
+        """(view name, CREATE VIEW statement) for every ``sql/<layer>/<view>.sql``, layer by layer."""
+        statements = []
+        tables_path = self.tables.resolve().as_posix()
+        for layer in SQL_LAYERS:
+            for path in sorted((SQL_DIR / layer).glob("*.sql")):
+                body = path.read_text().replace("{{ tables }}", tables_path)
+                body = re.sub(r";\s*$", "", body.strip())
+                statements.append((path.stem, f"CREATE OR REPLACE VIEW {path.stem} AS\n{body}"))
+        return statements
+
+    def build_views(self) -> None:
+        self.init()
+        with duckdb.connect(str(self.db_path)) as con:
+            for _, statement in self.view_sql():
+                con.execute(statement)
+
+    def query(self, con: duckdb.DuckDBPyConnection, name: str, **params: object) -> pl.DataFrame:
+        """Run ``sql/queries/<name>.sql`` with named ``$parameters``."""
+        return con.sql((SQL_DIR / "queries" / f"{name}.sql").read_text(), params=params).pl()
+
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection that cannot touch files outside the warehouse."""
+        self.require()
+        con = duckdb.connect(str(self.db_path), read_only=True)
+        try:
+            con.execute(f"SET allowed_directories = [{_sql_literal(self.tables.resolve().as_posix() + '/')}]")
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+            yield con
+        finally:
+            con.close()
