@@ -18,7 +18,7 @@ from transforms.pipeline import find_policy, save_policy, stored_policies
 from transforms.policy import RECORDED, Policy
 from transforms.raw import Signal
 from transforms.summary import render_summary
-from transforms.warehouse import Warehouse
+from transforms.warehouse import Warehouse, WarehouseBusy
 
 app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
@@ -94,9 +94,12 @@ def ingest(
     for path in runs_dirs or []:
         if not path.exists():
             fail(f"{path}: no such directory", 2)
-    result = ingest_flow(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
-                         warehouse=str(warehouse) if warehouse else None, force=force,
-                         progress=sys.stderr.isatty())
+    try:
+        result = ingest_flow(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
+                             warehouse=str(warehouse) if warehouse else None, force=force,
+                             progress=sys.stderr.isatty())
+    except WarehouseBusy as exc:
+        fail(str(exc))
     for report in result["ingested"]:
         err.print(f"{report['run_id']}: {report['status']}, {report['scenarios']} scenarios"
                   + (f", [yellow]{report['quarantined']} quarantined[/]" if report["quarantined"] else ""))
@@ -237,6 +240,8 @@ def rescore(
         result = rescore_flow(warehouse=str(wh.root), policies=[name], run_ids=run)
     except KeyError as exc:
         fail(str(exc.args[0]), 2)
+    except WarehouseBusy as exc:
+        fail(str(exc))
     err.print(f"policy '{name}' ({find_policy(wh, name).id}): {result['scored'][name]} scenarios scored")
 
 

@@ -53,21 +53,22 @@ def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None
                 progress: bool = False) -> dict:
     """Ingest new or changed sessions under ``runs_dirs`` into the warehouse and refresh its views."""
     wh = Warehouse(warehouse)
-    wh.init()
-    save_policy(wh, Policy())
     sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])])
-    plan = plan_ingest(wh, sessions, force=force)
-    logger = get_run_logger()
-    for session, reason in plan.refused:
-        logger.error("%s: not ingested: %s", session.path, reason)
-    futures = [ingest_session_task.submit(str(wh.root), s.run_id, str(s.path)) for s in plan.todo]
-    reports = []
-    with _progress(progress) as bar:
-        job = bar.add_task("ingesting sessions", total=len(futures))
-        for future in as_completed(futures):
-            reports.append(future.result())
-            bar.advance(job)
-    wh.build_views()
+    with wh.writer_lock():
+        wh.init()
+        save_policy(wh, Policy())
+        plan = plan_ingest(wh, sessions, force=force)
+        logger = get_run_logger()
+        for session, reason in plan.refused:
+            logger.error("%s: not ingested: %s", session.path, reason)
+        futures = [ingest_session_task.submit(str(wh.root), s.run_id, str(s.path)) for s in plan.todo]
+        reports = []
+        with _progress(progress) as bar:
+            job = bar.add_task("ingesting sessions", total=len(futures))
+            for future in as_completed(futures):
+                reports.append(future.result())
+                bar.advance(job)
+        wh.build_views()
     return {
         "warehouse": str(wh.root),
         "ingested": sorted(reports, key=lambda r: r["run_id"]),
@@ -89,10 +90,11 @@ def rescore_flow(warehouse: str | None = None, policies: list[str] | None = None
     """Re-score stored runs under the named policies (default: every stored policy) from Parquet alone."""
     wh = Warehouse(warehouse)
     wh.require()
-    names = policies or [p.name for p in stored_policies(wh)]
-    futures = {name: rescore_task.submit(str(wh.root), name, run_ids) for name in names}
-    scored = {name: future.result() for name, future in futures.items()}
-    wh.build_views()
+    with wh.writer_lock():
+        names = policies or [p.name for p in stored_policies(wh)]
+        futures = {name: rescore_task.submit(str(wh.root), name, run_ids) for name in names}
+        scored = {name: future.result() for name, future in futures.items()}
+        wh.build_views()
     return {"warehouse": str(wh.root), "scored": scored}
 
 

@@ -158,3 +158,59 @@ def test_sql_cannot_modify_the_warehouse_or_read_outside_it(ingested):
     assert not (wh.root / "x.csv").exists()
     ok = runner.invoke(app, ["sql", "SELECT count(*) AS n FROM scenario_scores", "-w", str(wh.root), "-f", "json"])
     assert ok.exit_code == 0 and json.loads(ok.stdout)[0]["n"] > 0
+
+
+def test_score_drift_lists_stored_verdicts_that_disagree(prefect_server, ingested, runs_copy, tmp_path):
+    wh, _ = ingested
+    with wh.connect() as con:
+        assert con.execute("SELECT count(*) FROM score_drift").fetchone() == (0,)
+
+    runs = runs_copy(MIXED)
+    metrics_file = runs / MIXED / "qa__largest_ocean" / "metrics.json"
+    metrics = json.loads(metrics_file.read_text())
+    metrics["judge_passed"] = not metrics["judge_passed"]  # a stored verdict a buggy scorer could have written
+    metrics["is_successful"] = "N/A"
+    metrics_file.write_text(json.dumps(metrics, indent=2))
+    ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
+    with Warehouse(tmp_path / "wh").connect() as con:
+        drift = con.execute("SELECT scenario_name, signal, stored, recomputed FROM score_drift ORDER BY signal").fetchall()
+    recomputed = json.loads((CONFORMANCE / MIXED / "qa__largest_ocean" / "metrics.json").read_text())
+    assert drift == [
+        ("qa__largest_ocean", "is_successful", "N/A", str(recomputed["is_successful"])),
+        ("qa__largest_ocean", "judge_passed", str(metrics["judge_passed"]).lower(),
+         str(recomputed["judge_passed"]).lower()),
+    ]
+
+
+def test_a_second_writer_is_refused_with_a_clear_message(tmp_path):
+    from transforms.warehouse import WarehouseBusy
+
+    wh = Warehouse(tmp_path / "wh")
+    with wh.writer_lock():
+        with pytest.raises(WarehouseBusy, match=r"is being written by pid \d+"):
+            with wh.writer_lock():
+                pass
+    with wh.writer_lock():  # released again
+        pass
+
+
+def test_default_main_job_ingests_the_embedded_corpus(prefect_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORELAKE_WAREHOUSE", str(tmp_path / "wh"))
+    result = runner.invoke(app, ["ingest"])
+    assert result.exit_code == 0, result.output
+    assert "2 ingested" in result.stderr
+    rates = runner.invoke(app, ["rates", "--by", "signal", "--format", "csv"])
+    assert rates.exit_code == 0 and rates.stdout.startswith("run_id,signal,unit,passed,total,rate")
+    again = runner.invoke(app, ["ingest"])
+    assert "0 ingested, 2 unchanged" in again.stderr
+
+
+def test_cli_reports_unknown_runs_and_policies(ingested):
+    wh, _ = ingested
+    for args in (["summary", "eval_19990101_000000"], ["rates", "--policy", "nope"],
+                 ["rates", "--run", "eval_19990101_000000"], ["rescore", "--policy", "nope"]):
+        result = runner.invoke(app, [*args, "--warehouse", str(wh.root)])
+        assert result.exit_code == 2, args
+        assert "error:" in result.stderr
+    missing = runner.invoke(app, ["sql", "SELECT 1", "--warehouse", str(wh.root / "nowhere")])
+    assert missing.exit_code == 1 and "no scorelake warehouse" in missing.stderr

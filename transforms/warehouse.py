@@ -17,6 +17,7 @@ old or the new state visible, never a mix; files of dead generations are removed
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import secrets
@@ -55,6 +56,10 @@ def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+class WarehouseBusy(RuntimeError):
+    """Another process is writing the warehouse."""
 
 
 def _sql_literal(text: str) -> str:
@@ -147,10 +152,41 @@ class Warehouse:
         return statements
 
     def build_views(self) -> None:
+        """(Re)create the view database beside the old one and rename it into place.
+
+        Readers holding the old file keep reading it; a rename never waits for their locks.
+        """
         self.init()
-        with duckdb.connect(str(self.db_path)) as con:
-            for _, statement in self.view_sql():
-                con.execute(statement)
+        tmp = self.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
+        try:
+            with duckdb.connect(str(tmp)) as con:
+                for _, statement in self.view_sql():
+                    con.execute(statement)
+                con.execute("CHECKPOINT")
+            os.replace(tmp, self.db_path)
+        finally:
+            tmp.unlink(missing_ok=True)
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
+
+    @contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """One writer at a time; the OS drops the lock if the holder dies, even by ``kill -9``."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a+") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "another process"
+                raise WarehouseBusy(f"{self.root} is being written by {holder}; try again when it finishes") from None
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()}")
+            fh.flush()
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def query(self, con: duckdb.DuckDBPyConnection, name: str, **params: object) -> pl.DataFrame:
         """Run ``sql/queries/<name>.sql`` with named ``$parameters``."""

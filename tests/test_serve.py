@@ -1,0 +1,64 @@
+"""The scheduled deployment, served by `scorelake serve` and run once through the Prefect API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+
+from flows.ingest import ingest_flow
+from transforms.pipeline import save_policy
+from transforms.policy import Policy
+from transforms.warehouse import Warehouse
+
+DEPLOYMENT = "scorelake-refresh/test-serve"
+
+
+async def _wait_for_deployment(deadline: float) -> None:
+    from prefect.client.orchestration import get_client
+
+    async with get_client() as client:
+        while True:
+            try:
+                await client.read_deployment_by_name(DEPLOYMENT)
+                return
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                await anyio.sleep(1)
+
+
+def test_served_deployment_ingests_new_runs_and_rescores_stored_policies(prefect_server, runs_copy, tmp_path):
+    from prefect.deployments import run_deployment
+    from prefect.settings import PREFECT_API_URL
+
+    runs = runs_copy("eval_20260904_080000")
+    wh = Warehouse(tmp_path / "wh")
+    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    lenient = Policy(name="lenient-judge", judge_threshold=0.8)
+    save_policy(wh, lenient)  # stored, not yet scored: the scheduled run must score it
+    runs_copy("eval_20260902_091500")  # a new session arrives
+
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "serve", str(runs), "--cron", "0 0 1 1 *", "--name", "test-serve",
+         "--warehouse", str(wh.root)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        anyio.run(_wait_for_deployment, time.monotonic() + 120)
+        flow_run = run_deployment(DEPLOYMENT, timeout=300)
+        assert flow_run.state.is_completed(), flow_run.state
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=60)[0]
+    assert "serving deployment" in output
+
+    with wh.connect() as con:
+        counts = dict(con.execute(
+            "SELECT run_id, count(*) FROM scenario_scores WHERE policy_id = ? GROUP BY run_id",
+            [lenient.id]).fetchall())
+    assert counts == {"eval_20260902_091500": 34, "eval_20260904_080000": 14}
