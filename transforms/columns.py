@@ -94,6 +94,8 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     C("invocation_index", I64, Derived("invocation_index"), required=True,
       doc="run_args.json invocation that produced the scenario"),
     C("fingerprint", Str, Derived("fingerprint"), required=True, doc="size+mtime hash of the files read"),
+    C("task_id", Str, Derived("task_id"), required=True, doc="what repeats across trials (pass^k): the scenario name"),
+    C("trial", I64, Derived("trial"), required=True, doc="trial number within the run (0 for voice-agent runs)"),
     # configuration the scenario was run with
     C("success_signals", StrList, From("metadata", "success_signals"), required=True),
     C("ignore_capitalization", Bool, From("metadata", "ignore_capitalization"), required=True),
@@ -139,6 +141,8 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     C("expected_db_hash", Str, From("metadata", "expected_db_hash"), From("metrics", "db_state_expected_hash")),
     C("actual_db_hash", Str, From("db_hash", "db_hash"), From("metrics", "db_state_actual_hash")),
     C("actual_user_db_hash", Str, From("db_hash", "user_db_hash")),
+    C("db_match_recorded", Bool, Derived("db_match_recorded"),
+      doc="a source's own DB verdict where no hashes exist (tau2 db_check); NULL for voice-agent runs"),
     # DB_STATE_ASSERTION (verdicts only: the predicates' DBs are not on disk)
     C("has_db_state_assertions", Bool, Derived("has_db_state_assertions"), required=True),
     C("dbsa_total", I64, Derived("dbsa_total")),
@@ -149,6 +153,9 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     C("nl_total", I64, Derived("nl_total")),
     C("nl_passed", I64, Derived("nl_passed")),
     # what upstream stored, kept next to the recomputed values
+    C("claimed_reward", F64, Derived("claimed_reward"), doc="the source's own reward (tau2 / tau-bench)"),
+    C("claimed_success", Bool, Derived("claimed_success"),
+      doc="the source's own verdict: metrics.is_successful, or tau2 reward within 1e-6 of 1"),
     C("raw_is_action_match", Str, Derived("raw_is_action_match"), required=True),
     C("raw_db_state_match", Bool, From("metrics", "db_state_match")),
     C("raw_db_state_assertion_pass_rate", F64, From("metrics", "db_state_assertion_pass_rate")),
@@ -169,6 +176,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "runs": {
         "run_id": Str,
         "generation": Str,
+        "source": Str,  # nemo | tau2 | tau-bench
+        "run_group": Str,  # runs whose scenarios repeat as trials of one system (pass^k)
         "session_path": Str,
         "session_started_at": pl.Datetime("us"),
         "status": Str,  # complete | partial | quarantined

@@ -24,8 +24,12 @@ SCENARIO_INPUTS = (
 
 @dataclass(frozen=True)
 class Session:
+    """One run to ingest: a voice-agent session directory, or a tau2 / tau-bench results file or folder."""
+
     run_id: str
     path: Path
+    kind: str = "nemo"  # nemo | tau2 | tau2-dir | tau-bench
+    group: str | None = None
 
 
 def _is_session(path: Path) -> bool:

@@ -31,6 +31,7 @@ from transforms.raw import (
 
 MAX_FILE_BYTES = int(os.environ.get("SCORELAKE_MAX_FILE_BYTES", 64 * 1024 * 1024))
 PREDICTION_FILE = "final_agent_response.json"
+DEFAULT_RUN_GROUP = "default"
 DEFAULT_REFERENCE_FILE = "reference_answer.json"
 
 _MODELS = {"metrics": MetricsFile, "judge": JudgeResultFile, "metadata": MetadataFile}
@@ -164,6 +165,11 @@ DERIVATIONS: dict[str, Callable[[ScenarioSource], Any]] = {
     "position": lambda s: 0,  # assigned once the whole session is read
     "invocation_index": lambda s: s.invocation_index,
     "fingerprint": lambda s: s.fingerprint,
+    "task_id": lambda s: s.metrics.scenario_name,
+    "trial": lambda s: 0,
+    "db_match_recorded": lambda s: None,
+    "claimed_reward": lambda s: None,
+    "claimed_success": lambda s: s.metrics.is_successful if isinstance(s.metrics.is_successful, bool) else None,
     "rec_judge_enabled": lambda s: s.invocation.parsed_args.judge_enabled,
     "rec_judge_threshold": lambda s: s.invocation.parsed_args.judge_threshold,
     "rec_strict_match": lambda s: s.invocation.parsed_args.strict_match,
@@ -311,7 +317,8 @@ def read_session(session: Session, generation: str) -> SessionTables:
     live, killed = scenario_dirs(session.path)
     fingerprint = session_fingerprint(session.path)
     run_row: dict[str, Any] = {
-        "run_id": session.run_id, "generation": generation, "session_path": str(session.path.resolve()),
+        "run_id": session.run_id, "generation": generation, "source": "nemo",
+        "run_group": session.group or DEFAULT_RUN_GROUP, "session_path": str(session.path.resolve()),
         "session_started_at": _session_started_at(session.run_id), "fingerprint": fingerprint,
         "ingested_at": datetime.now(UTC), "n_scenario_dirs": len(live), "n_killed_dirs": len(killed),
     }

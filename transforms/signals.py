@@ -30,8 +30,11 @@ def action_match() -> pl.Expr:
 
 
 def db_state_match() -> pl.Expr:
-    """Expected hash vs the agent-side hash; a missing actual hash is False, never N/A (§8)."""
-    return pl.when(col("expected_db_hash").is_null()).then(None).otherwise(
+    """Expected hash vs the agent-side hash; a missing actual hash is False, never N/A (§8).
+
+    Sources without hashes (tau2's ``db_check``) bring their own verdict.
+    """
+    return pl.when(col("expected_db_hash").is_null()).then(col("db_match_recorded")).otherwise(
         col("expected_db_hash").eq_missing(col("actual_db_hash")))
 
 
@@ -54,8 +57,12 @@ def judge_passed() -> pl.Expr:
     return judge_score() >= col("eff_judge_threshold")
 
 
+# The runner's voluntary end, and tau2's two normal terminations (anything else is premature).
+CLEAN_STOP_REASONS = ("[EXIT]", "agent_stop", "user_stop")
+
+
 def clean_exit() -> pl.Expr:
-    return col("stop_reason") == "[EXIT]"
+    return col("stop_reason").is_in(CLEAN_STOP_REASONS)
 
 
 def agent_turns() -> pl.Expr:

@@ -34,7 +34,7 @@ from transforms.columns import SCHEMAS, empty_frame
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SQL_DIR = REPO_ROOT / "sql"
-SQL_LAYERS = ("staging", "intermediate", "marts")
+SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one view per file
 DEFAULT_WAREHOUSE = REPO_ROOT / "data" / "warehouse"
 DB_FILE = "scorelake.duckdb"
 PER_RUN_TABLES = ("scenarios", "verdicts", "quarantine", "scores")
@@ -141,14 +141,32 @@ class Warehouse:
 
     # ---- DuckDB views ----------------------------------------------------------------------
     def view_sql(self) -> list[tuple[str, str]]:
-        """(view name, CREATE VIEW statement) for every ``sql/<layer>/<view>.sql``, layer by layer."""
-        statements = []
+        """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file.
+
+        Views are ordered so that each comes after the views its body names.
+        """
+        statements = [(path.stem, path.read_text()) for path in sorted((SQL_DIR / "macros").glob("*.sql"))]
         tables_path = self.tables.resolve().as_posix()
+        bodies = {}
         for layer in SQL_LAYERS:
             for path in sorted((SQL_DIR / layer).glob("*.sql")):
                 body = path.read_text().replace("{{ tables }}", tables_path)
-                body = re.sub(r";\s*$", "", body.strip())
-                statements.append((path.stem, f"CREATE OR REPLACE VIEW {path.stem} AS\n{body}"))
+                bodies[path.stem] = re.sub(r";\s*$", "", body.strip())
+        done: set[str] = set()
+
+        def add(name: str, trail: tuple[str, ...] = ()) -> None:
+            if name in done:
+                return
+            if name in trail:
+                raise ValueError(f"views depend on each other in a cycle: {' -> '.join(trail + (name,))}")
+            for other in bodies:
+                if other != name and re.search(rf"\b{other}\b", bodies[name]):
+                    add(other, trail + (name,))
+            done.add(name)
+            statements.append((name, f"CREATE OR REPLACE VIEW {name} AS\n{bodies[name]}"))
+
+        for name in bodies:
+            add(name)
         return statements
 
     def build_views(self) -> None:
