@@ -85,21 +85,30 @@ def ingest(
         help="Folders of eval_* sessions, or session folders [default: data/runs]")] = None,
     warehouse: WarehouseOpt = None,
     force: Annotated[bool, typer.Option(help="Re-read sessions whose fingerprint is unchanged")] = False,
+    group: Annotated[Optional[str], typer.Option(
+        help="Run group: the system these runs are trials of, for pass^k [default: one group for all "
+             "voice-agent sessions, one per tau2 / tau-bench file]")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")] = False,
 ) -> None:
-    """Ingest new or changed run directories (a Prefect flow), score them, refresh the views."""
+    """Ingest new or changed runs (a Prefect flow), score them, refresh the views.
+
+    RUNS_DIR may be a folder of voice-agent eval_* sessions or a session folder, a tau2-bench results
+    file or results folder (results.json + simulations/), a tau-bench trajectory file, or a folder of them;
+    formats are recognised by content."""
     _prepare_prefect(verbose)
     from flows.ingest import ingest_flow
 
     for path in runs_dirs or []:
         if not path.exists():
-            fail(f"{path}: no such directory", 2)
+            fail(f"{path}: no such file or directory", 2)
     try:
         result = ingest_flow(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
                              warehouse=str(warehouse) if warehouse else None, force=force,
-                             progress=sys.stderr.isatty())
+                             progress=sys.stderr.isatty(), group=group)
     except WarehouseBusy as exc:
         fail(str(exc))
+    except ValueError as exc:
+        fail(str(exc), 2)
     for report in result["ingested"]:
         err.print(f"{report['run_id']}: {report['status']}, {report['scenarios']} scenarios"
                   + (f", [yellow]{report['quarantined']} quarantined[/]" if report["quarantined"] else ""))

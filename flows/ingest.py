@@ -38,9 +38,9 @@ def _progress(enabled: bool) -> Progress:
 # sessions durably, across processes.
 @task(name="ingest-session", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE,
       task_run_name="ingest {run_id}")
-def ingest_session_task(warehouse: str, run_id: str, session_path: str) -> dict:
+def ingest_session_task(warehouse: str, run_id: str, path: str, kind: str, group: str | None) -> dict:
     wh = Warehouse(warehouse)
-    report = ingest_session(wh, Session(run_id, Path(session_path)), stored_policies(wh))
+    report = ingest_session(wh, Session(run_id, Path(path), kind, group), stored_policies(wh))
     if report.problems:
         logger = get_run_logger()
         for problem in report.problems:
@@ -50,10 +50,14 @@ def ingest_session_task(warehouse: str, run_id: str, session_path: str) -> dict:
 
 @flow(name="scorelake-ingest")
 def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None, force: bool = False,
-                progress: bool = False) -> dict:
-    """Ingest new or changed sessions under ``runs_dirs`` into the warehouse and refresh its views."""
+                progress: bool = False, group: str | None = None) -> dict:
+    """Ingest new or changed runs under ``runs_dirs`` into the warehouse and refresh its views.
+
+    ``group`` names the system the runs are trials of (pass^k); by default voice-agent sessions
+    share one group and each tau2 / tau-bench file is its own.
+    """
     wh = Warehouse(warehouse)
-    sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])])
+    sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])], group)
     with wh.writer_lock():
         wh.init()
         save_policy(wh, Policy())
@@ -61,7 +65,8 @@ def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None
         logger = get_run_logger()
         for session, reason in plan.refused:
             logger.error("%s: not ingested: %s", session.path, reason)
-        futures = [ingest_session_task.submit(str(wh.root), s.run_id, str(s.path)) for s in plan.todo]
+        futures = [ingest_session_task.submit(str(wh.root), s.run_id, str(s.path), s.kind, s.group)
+                   for s in plan.todo]
         reports = []
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(futures))

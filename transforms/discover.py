@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,19 +35,52 @@ def _is_session(path: Path) -> bool:
     return path.is_dir() and (path / "run_args.json").exists()
 
 
-def discover_sessions(roots: list[Path]) -> list[Session]:
-    """Session directories under each root (``eval_*`` children), or the root itself if it is one."""
+def sniff(path: Path) -> str | None:
+    """The format of a results file from its first bytes: ``tau2``, ``tau-bench`` or None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return None
+    if head.startswith(b"{"):
+        return "tau2" if b'"simulations"' in head or (b'"timestamp"' in head and b'"info"' in head) else None
+    if head.startswith(b"["):
+        if b'"traj"' in head and b'"reward"' in head:
+            return "tau-bench"
+        if b'"termination_reason"' in head or b'"reward_info"' in head:
+            return "tau2"
+    return None
+
+
+def _recognise(path: Path, group: str | None) -> Session | None:
+    """A run at ``path``, recognised by its content, or None."""
+    if path.is_dir():
+        if _is_session(path) or path.name.startswith("eval_"):
+            return Session(path.name, path, "nemo", group)
+        if (path / "results.json").is_file() and (path / "simulations").is_dir():
+            return Session(path.name, path, "tau2-dir", group)
+        return None
+    if path.suffix == ".json" and (kind := sniff(path)):
+        return Session(path.stem, path, kind, group)
+    return None
+
+
+def discover_sessions(roots: list[Path], group: str | None = None) -> list[Session]:
+    """Runs given directly, or found one level below each root: voice-agent ``eval_*`` session
+    directories, tau2-bench results files or ``results.json`` + ``simulations/`` folders, and
+    tau-bench trajectory files. Other files (a manifest, notes) are not runs and are passed over."""
     found: list[Session] = []
     for root in roots:
         root = Path(root)
         if not root.exists():
-            raise FileNotFoundError(f"{root}: no such runs directory")
-        if _is_session(root) or root.name.startswith("eval_"):
-            found.append(Session(root.name, root))
-            continue
-        for child in sorted(root.iterdir()):
-            if child.name.startswith("eval_") and child.is_dir():
-                found.append(Session(child.name, child))
+            raise FileNotFoundError(f"{root}: no such file or directory")
+        direct = _recognise(root, group)
+        if direct is not None:
+            found.append(direct)
+        elif root.is_file():
+            raise ValueError(f"{root}: not a recognised results file (tau2-bench or tau-bench JSON)")
+        else:
+            found.extend(s for child in sorted(root.iterdir()) if (s := _recognise(child, group)))
     return found
 
 
@@ -81,18 +113,21 @@ def scenario_fingerprint(scenario_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def session_fingerprint(session: Path) -> str:
+def session_fingerprint(session: Session) -> str:
     """Changes whenever a file scoring reads is added, removed, resized or touched."""
-    live, killed = scenario_dirs(session)
     digest = hashlib.blake2b(digest_size=16)
-    for name in RUN_FILES:
-        digest.update(f"{name}={_stat_token(session / name)};".encode())
-    for path in killed:
-        digest.update(f"killed:{path.name};".encode())
-    for path in live:
-        digest.update(f"{path.name}:{scenario_fingerprint(path)};".encode())
+    if session.kind in ("tau2", "tau-bench"):
+        digest.update(_stat_token(session.path).encode())
+    elif session.kind == "tau2-dir":
+        digest.update(f"results={_stat_token(session.path / 'results.json')};".encode())
+        for path in sorted((session.path / "simulations").glob("*.json")):
+            digest.update(f"{path.name}={_stat_token(path)};".encode())
+    else:
+        live, killed = scenario_dirs(session.path)
+        for name in RUN_FILES:
+            digest.update(f"{name}={_stat_token(session.path / name)};".encode())
+        for path in killed:
+            digest.update(f"killed:{path.name};".encode())
+        for path in live:
+            digest.update(f"{path.name}:{scenario_fingerprint(path)};".encode())
     return digest.hexdigest()
-
-
-def relative_to(path: Path, base: Path) -> str:
-    return os.path.relpath(path, base)

@@ -315,7 +315,7 @@ def _assign_positions(rows: list[dict[str, Any]], run: RunContext) -> None:
 def read_session(session: Session, generation: str) -> SessionTables:
     """Read a whole session; bad scenarios are quarantined, a bad ``run_args.json`` quarantines them all."""
     live, killed = scenario_dirs(session.path)
-    fingerprint = session_fingerprint(session.path)
+    fingerprint = session_fingerprint(session)
     run_row: dict[str, Any] = {
         "run_id": session.run_id, "generation": generation, "source": "nemo",
         "run_group": session.group or DEFAULT_RUN_GROUP, "session_path": str(session.path.resolve()),

@@ -12,6 +12,7 @@ import polars as pl
 
 from transforms.columns import frame
 from transforms.discover import Session, session_fingerprint
+from transforms.external import read_tau2, read_tau_bench
 from transforms.extract import read_session
 from transforms.policy import Policy
 from transforms.signals import score
@@ -49,7 +50,7 @@ def plan_ingest(wh: Warehouse, sessions: list[Session], force: bool = False) -> 
         stored = committed.get(session.run_id)
         if stored is not None and stored["session_path"] != path:
             refused.append((session, f"duplicate run id: already ingested from {stored['session_path']}"))
-        elif not force and stored is not None and stored["fingerprint"] == session_fingerprint(session.path):
+        elif not force and stored is not None and stored["fingerprint"] == session_fingerprint(session):
             unchanged.append(session)
         else:
             todo.append(session)
@@ -86,10 +87,13 @@ def find_policy(wh: Warehouse, name: str) -> Policy:
     raise KeyError(f"no stored policy named '{name}'")
 
 
+READERS = {"nemo": read_session, "tau2": read_tau2, "tau2-dir": read_tau2, "tau-bench": read_tau_bench}
+
+
 def ingest_session(wh: Warehouse, session: Session, policies: list[Policy]) -> SessionReport:
     """Read a session, score it under every policy and commit it as one new generation."""
     generation = new_generation()
-    tables = read_session(session, generation)
+    tables = READERS[session.kind](session, generation)
     wh.write_run_tables(session.run_id, generation, {
         "scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine})
     scenarios = tables.scenarios.lazy()

@@ -1,8 +1,8 @@
--- Audit: every scenario where the verdict upstream stored in metrics.json differs from the one
+-- Audit: every voice-agent scenario where the verdict upstream stored in metrics.json differs from the one
 -- scorelake recomputes under the run's own flags (the "recorded" policy), one row per signal.
 -- Values are shown as text, the way the runner prints them (True / False / N/A, rates as numbers).
 WITH recorded AS (
-    SELECT * FROM scenario_scores WHERE policy_name = 'recorded'
+    SELECT * FROM scenario_scores WHERE policy_name = 'recorded' AND source = 'nemo'
 ),
 compared AS (
     SELECT run_id, scenario_name, domain, 'is_action_match' AS signal,

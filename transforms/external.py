@@ -1,0 +1,240 @@
+"""tau2-bench and tau-bench results as a second source, mapped onto the same tables.
+
+Mapping (tau2-notes.md §6): DB_STATE_MATCH <- ``db_check.db_match`` (tau2's own verdict: no hashes
+exist), DB_STATE_ASSERTION <- ``env_assertions[].met``, NL_ASSERTION <- ``nl_assertions[].met``,
+ACTION_MATCH <- ``action_checks[].action_match``, CLEAN_EXIT <- termination ``agent_stop`` /
+``user_stop``. A simulation's whitelist is its reward basis mapped to those signals plus
+CLEAN_EXIT (COMMUNICATE has no analogue). tau2's reward is kept as the claimed verdict beside
+the recomputed composite: the two legitimately differ (COMMUNICATE, user-DB hash).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from transforms.columns import SCHEMAS, frame
+from transforms.discover import Session, session_fingerprint
+from transforms.extract import BadInput, SessionTables, load_json, validate
+from transforms.raw import Signal, Tau2Simulation, TauBenchRecord
+
+BASIS_SIGNALS = {
+    "DB": Signal.DB_STATE_MATCH,
+    "ENV_ASSERTION": Signal.DB_STATE_ASSERTION,
+    "NL_ASSERTION": Signal.NL_ASSERTION,
+    "ACTION": Signal.ACTION_MATCH,
+}
+DEFAULT_BASIS = ["DB", "COMMUNICATE"]  # tau2's pydantic default when a task sets none
+
+
+def is_success(reward: float | None) -> bool | None:
+    """tau2 ``is_successful``: reward within 1e-6 of 1."""
+    return None if reward is None else abs(reward - 1.0) <= 1e-6
+
+
+def whitelist(basis: list[str]) -> list[str]:
+    signals = {BASIS_SIGNALS[b] for b in basis if b in BASIS_SIGNALS} | {Signal.CLEAN_EXIT}
+    return [str(s) for s in Signal if s in signals]  # enum order, as upstream lists them
+
+
+def _base_row(session: Session, generation: str, fingerprint: str) -> dict[str, Any]:
+    """A scenarios row with the voice-agent-only columns empty."""
+    row = {name: None for name in SCHEMAS["scenarios"]}
+    row.update(
+        run_id=session.run_id, generation=generation, invocation_index=0, fingerprint=fingerprint,
+        ignore_capitalization=False, ignore_punctuation=False, clean_text=False, disallow_extra_items=False,
+        rec_judge_enabled=True, rec_judge_threshold=None, rec_strict_match=False, rec_min_agent_turns=0,
+        scenario_duration=0.0, latency_count=0, latency_mean_ms=0.0, latency_p50_ms=0.0, latency_p95_ms=0.0,
+        latency_min_ms=0.0, latency_max_ms=0.0, latency_ms=[], has_reference=False, has_prediction=False,
+        has_db_state_assertions=False, judge_ran=False, raw_passed=[], raw_failed=[], raw_not_applicable=[],
+        raw_excluded=[],
+    )
+    return row
+
+
+def _verdict(session: Session, generation: str, scenario: str, kind: str, ordinal: int, **fields: Any) -> dict:
+    row = {name: None for name in SCHEMAS["verdicts"]}
+    row.update(run_id=session.run_id, generation=generation, scenario_name=scenario, kind=kind, ordinal=ordinal,
+               **fields)
+    return row
+
+
+def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Simulation, bucket: str,
+               task_basis: list[str] | None) -> tuple[dict, list[dict]]:
+    info = sim.reward_info
+    name = f"{bucket}__{sim.task_id}__trial{sim.trial}"
+    basis = (info.reward_basis if info and info.reward_basis and sim.termination_reason in ("agent_stop", "user_stop")
+             else None) or task_basis or DEFAULT_BASIS
+    row = _base_row(session, generation, fingerprint)
+    row.update(
+        scenario_name=name, domain=bucket, registry_domain=bucket, task_id=sim.task_id, trial=sim.trial,
+        success_signals=whitelist(basis), total_turns=len(sim.messages), scenario_duration=sim.duration or 0.0,
+        duration_seconds=sim.duration, stop_reason=sim.termination_reason,
+        agent_n_calls=sum(1 for m in sim.messages if m.get("role") == "assistant"),
+        claimed_reward=info.reward if info else None, claimed_success=is_success(info.reward if info else None),
+    )
+    verdicts: list[dict] = []
+    if info is None:
+        return row, verdicts
+    if info.db_check is not None:
+        row["db_match_recorded"] = info.db_check.db_match
+    if info.env_assertions is not None:
+        row.update(has_db_state_assertions=True, dbsa_total=len(info.env_assertions),
+                   dbsa_passed=sum(a.met for a in info.env_assertions))
+        for i, a in enumerate(info.env_assertions, 1):
+            spec = a.env_assertion
+            verdicts.append(_verdict(session, generation, name, "db_state_assertion", i, label=spec.get("func_name"),
+                                     side=spec.get("env_type"), passed=a.met,
+                                     expected_json=json.dumps(spec.get("assert_value")), detail=spec.get("message")))
+    if info.nl_assertions is not None:
+        row.update(judge_ran=True, nl_total=len(info.nl_assertions), nl_passed=sum(a.met for a in info.nl_assertions))
+        for i, a in enumerate(info.nl_assertions, 1):
+            verdicts.append(_verdict(session, generation, name, "nl_assertion", i, label=a.nl_assertion,
+                                     passed=a.met, detail=a.justification))
+    if info.action_checks is not None:
+        n = len(info.action_checks)
+        row.update(has_reference=True, has_prediction=True, action_reference_items=n, action_prediction_items=n,
+                   action_match_lenient=all(c.action_match for c in info.action_checks))
+        for i, c in enumerate(info.action_checks, 1):
+            verdicts.append(_verdict(session, generation, name, "action", i, label=c.action.get("name"),
+                                     side=c.action.get("requestor"), passed=c.action_match,
+                                     expected_json=json.dumps(c.action.get("arguments"))))
+    for i, c in enumerate(info.communicate_checks or [], 1):
+        verdicts.append(_verdict(session, generation, name, "communicate", i, label=c.get("info"),
+                                 passed=bool(c.get("met")), detail=c.get("justification")))
+    return row, verdicts
+
+
+def _run_row(session: Session, generation: str, fingerprint: str, source: str, started: str | None,
+             n_items: int, n_rows: int, n_quarantined: int, header: dict | None) -> dict[str, Any]:
+    try:
+        started_at = datetime.fromisoformat(started) if started else None
+    except ValueError:
+        started_at = None
+    return {
+        "run_id": session.run_id, "generation": generation, "source": source,
+        "run_group": session.group or session.run_id, "session_path": str(session.path.resolve()),
+        "session_started_at": started_at, "status": "complete" if header is not None else "quarantined",
+        "fingerprint": fingerprint, "ingested_at": datetime.now(UTC), "n_invocations": 1, "queued_count": n_items,
+        "judge_enabled": True, "judge_threshold": None, "strict_match": False, "min_agent_turns": 0,
+        "n_scenario_dirs": n_items, "n_scenarios": n_rows, "n_quarantined": n_quarantined, "n_killed_dirs": 0,
+        "run_args_json": json.dumps(header) if header is not None else None,
+    }
+
+
+def _collect(session: Session, generation: str, items: list[tuple[str, Callable[[], tuple[dict, list[dict]]]]]):
+    """Run each item's reader; a failing item becomes a quarantine row, the rest carry on."""
+    rows, verdicts, quarantine, errors = [], [], [], []
+    for where, read in items:
+        try:
+            row, row_verdicts = read()
+        except BadInput as err:
+            errors.append(err)
+            quarantine.append({"run_id": session.run_id, "generation": generation, "scenario_name": None,
+                               "file": err.file, "reason": err.reason, "error": err.error})
+            continue
+        row["position"] = len(rows)
+        rows.append(row)
+        verdicts.extend(row_verdicts)
+    return rows, verdicts, quarantine, errors
+
+
+def _quarantined_run(session: Session, generation: str, fingerprint: str, source: str, err: BadInput) -> SessionTables:
+    quarantine = [{"run_id": session.run_id, "generation": generation, "scenario_name": None,
+                   "file": err.file, "reason": err.reason, "error": err.error}]
+    run = _run_row(session, generation, fingerprint, source, None, 0, 0, 1, None)
+    return SessionTables(run, frame("scenarios", []), frame("verdicts", []), frame("quarantine", quarantine), [err])
+
+
+def _tau2_document(session: Session) -> tuple[dict, list[tuple[str, Callable[[], Any]]]]:
+    """The results header and one loader per simulation, for the monolithic and the dir format."""
+    if session.kind == "tau2-dir":
+        root = session.path
+        header = load_json(root / "results.json", root)
+        if not isinstance(header, dict):
+            raise BadInput("results.json", "schema violation at <root>: expected an object")
+        files = sorted((root / "simulations").glob("*.json"))
+        return header, [(os.path.relpath(f, root), lambda f=f: load_json(f, root)) for f in files]
+    root = session.path.parent
+    doc = load_json(session.path, root)
+    sims = doc.get("simulations") if isinstance(doc, dict) else doc
+    if not isinstance(sims, list):
+        raise BadInput(session.path.name, "schema violation at simulations: expected a list")
+    header = doc if isinstance(doc, dict) else {}
+    return header, [(f"{session.path.name}#simulations[{i}]", lambda s=s: s) for i, s in enumerate(sims)]
+
+
+def read_tau2(session: Session, generation: str) -> SessionTables:
+    fingerprint = session_fingerprint(session)
+    try:
+        header, loaders = _tau2_document(session)
+    except BadInput as err:
+        return _quarantined_run(session, generation, fingerprint, "tau2", err)
+    info = header.get("info") or {}
+    domain = ((info.get("environment_info") or {}).get("domain_name")) or "unknown"
+    bucket = f"tau2_{domain}"
+    task_basis = {str(t.get("id")): (t.get("evaluation_criteria") or {}).get("reward_basis")
+                  for t in header.get("tasks") or [] if isinstance(t, dict)}
+
+    def reader(where: str, load: Callable[[], Any]) -> Callable[[], tuple[dict, list[dict]]]:
+        def read() -> tuple[dict, list[dict]]:
+            sim = validate(Tau2Simulation, load(), where)
+            return _tau2_rows(session, generation, fingerprint, sim, bucket, task_basis.get(sim.task_id))
+        return read
+
+    rows, verdicts, quarantine, errors = _collect(session, generation, [(w, reader(w, f)) for w, f in loaders])
+    env = {k: v for k, v in (info.get("environment_info") or {}).items() if k not in ("policy", "tool_defs")}
+    summary = {**{k: v for k, v in info.items() if k != "environment_info"}, "environment_info": env}
+    run = _run_row(session, generation, fingerprint, "tau2", header.get("timestamp"), len(loaders), len(rows),
+                   len(quarantine), summary)
+    return SessionTables(run, frame("scenarios", rows), frame("verdicts", verdicts), frame("quarantine", quarantine),
+                         errors)
+
+
+def _tau_bench_domain(run_id: str) -> str:
+    for domain in ("airline", "retail"):
+        if domain in run_id:
+            return domain
+    return "unknown"
+
+
+def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: TauBenchRecord,
+                    bucket: str) -> tuple[dict, list[dict]]:
+    name = f"{bucket}__{rec.task_id}__trial{rec.trial}"
+    outcome = rec.info.reward_info.info if rec.info.reward_info else {}
+    row = _base_row(session, generation, fingerprint)
+    row.update(
+        scenario_name=name, domain=bucket, registry_domain=bucket, task_id=str(rec.task_id), trial=rec.trial,
+        # v1 records no termination reason, so CLEAN_EXIT is not applicable.
+        success_signals=[str(Signal.DB_STATE_MATCH), str(Signal.CLEAN_EXIT)], total_turns=len(rec.traj),
+        agent_n_calls=sum(1 for m in rec.traj if m.get("role") == "assistant"),
+        # r_actions is the DB-hash check; output-checked records replace it with r_outputs.
+        db_match_recorded=is_success(outcome["r_actions"]) if "r_actions" in outcome else None,
+        claimed_reward=rec.reward, claimed_success=is_success(rec.reward),
+    )
+    return row, []
+
+
+def read_tau_bench(session: Session, generation: str) -> SessionTables:
+    fingerprint = session_fingerprint(session)
+    try:
+        doc = load_json(session.path, session.path.parent)
+        if not isinstance(doc, list):
+            raise BadInput(session.path.name, "schema violation at <root>: expected a list of records")
+    except BadInput as err:
+        return _quarantined_run(session, generation, fingerprint, "tau-bench", err)
+    bucket = f"taubench_{_tau_bench_domain(session.run_id)}"
+
+    def reader(i: int, record: Any) -> Callable[[], tuple[dict, list[dict]]]:
+        where = f"{session.path.name}#[{i}]"
+        return lambda: _tau_bench_rows(session, generation, fingerprint, validate(TauBenchRecord, record, where),
+                                       bucket)
+
+    rows, verdicts, quarantine, errors = _collect(session, generation,
+                                                  [(str(i), reader(i, r)) for i, r in enumerate(doc)])
+    run = _run_row(session, generation, fingerprint, "tau-bench", None, len(doc), len(rows), len(quarantine), {})
+    return SessionTables(run, frame("scenarios", rows), frame("verdicts", verdicts), frame("quarantine", quarantine),
+                         errors)
