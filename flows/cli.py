@@ -22,7 +22,8 @@ from transforms.warehouse import Warehouse, WarehouseBusy
 
 app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
-out = Console()
+# Piped output is not cut to 80 columns.
+out = Console() if sys.stdout.isatty() else Console(width=250)
 err = Console(stderr=True)
 
 
@@ -252,6 +253,100 @@ def rescore(
     except WarehouseBusy as exc:
         fail(str(exc))
     err.print(f"policy '{name}' ({find_policy(wh, name).id}): {result['scored'][name]} scenarios scored")
+
+
+def _comparison(wh: Warehouse, con, run_a: str, run_b: str, policy_id: str):
+    from transforms.compare import compare
+
+    rates = wh.query(con, "compare_rates", policy_id=policy_id, run_a=run_a, run_b=run_b)
+    flips = wh.query(con, "compare_flips", policy_id=policy_id, run_a=run_a, run_b=run_b)
+    return compare(rates, flips, run_a, run_b)
+
+
+@app.command(name="compare")
+def compare_runs(
+    run_a: Annotated[str, typer.Argument(help="The earlier run (baseline)")],
+    run_b: Annotated[str, typer.Argument(help="The later run")],
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
+    wh = open_warehouse(warehouse)
+    policy_id = _policy_id(wh, policy)
+    with wh.connect() as con:
+        for run in (run_a, run_b):
+            if wh.query(con, "run", run_id=run).is_empty():
+                fail(f"no run '{run}' in {wh.root}", 2)
+        c = _comparison(wh, con, run_a, run_b, policy_id)
+    if fmt is not Format.table:
+        if fmt is Format.csv:
+            emit(c.deltas, fmt)
+            return
+        sys.stdout.write(json.dumps({
+            "run_a": run_a, "run_b": run_b, "domains": c.deltas.to_dicts(), "fixed": c.fixed, "broken": c.broken,
+            "paired": c.paired, "mcnemar": {"broken": c.mcnemar.broken, "fixed": c.mcnemar.fixed,
+                                            "p_value": c.mcnemar.p_value}}, indent=2) + "\n")
+        return
+    pct = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
+    table = Table(title=f"{run_a} -> {run_b} (composite success, policy {policy})")
+    for column in ("domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"):
+        table.add_column(column, justify="left" if column == "domain" else "right")
+    for r in c.deltas.iter_rows(named=True):
+        ci = lambda lo, hi: "" if lo is None else f"[{lo * 100:.1f}, {hi * 100:.1f}]"  # noqa: E731
+        delta = "" if r["delta"] is None else f"{r['delta'] * 100:+.1f} pts"
+        delta_ci = "" if r["delta"] is None else f"[{r['delta_ci_low'] * 100:+.1f}, {r['delta_ci_high'] * 100:+.1f}]"
+        table.add_row(r["domain"], f"{pct(r['rate_a'])} ({r['passed_a']}/{r['total_a']})" if r["total_a"] else "",
+                      ci(r["ci_low_a"], r["ci_high_a"]),
+                      f"{pct(r['rate_b'])} ({r['passed_b']}/{r['total_b']})" if r["total_b"] else "",
+                      ci(r["ci_low_b"], r["ci_high_b"]), delta, delta_ci)
+    out.print(table)
+    out.print(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}", highlight=False)
+    out.print(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}", highlight=False)
+    out.print(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
+              f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}", highlight=False)
+
+
+@app.command()
+def history(
+    domain: Annotated[str, typer.Option("--domain", "-d", help="A domain bucket [default: the whole run]")] = "(all)",
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals."""
+    wh = open_warehouse(warehouse)
+    policy_id = _policy_id(wh, policy)
+    with wh.connect() as con:
+        df = wh.query(con, "history", policy_id=policy_id, domain=domain)
+    if df.is_empty():
+        fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
+    emit(df, fmt)
+
+
+@app.command()
+def report(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the HTML file")],
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write a self-contained HTML report: rates across runs, latest vs previous run, stalled scenarios."""
+    from transforms.report import render_report
+
+    wh = open_warehouse(warehouse)
+    policy_id = _policy_id(wh, policy)
+    with wh.connect() as con:
+        runs = wh.query(con, "report_runs", policy_id=policy_id)
+        if runs.is_empty():
+            fail(f"no runs scored under policy '{policy}'", 2)
+        history = wh.query(con, "report_history", policy_id=policy_id)
+        latest = runs.row(-1, named=True)
+        earlier = runs.filter(pl.col("run_group").eq_missing(latest["run_group"])).head(-1)
+        comparison = (_comparison(wh, con, earlier["run_id"][-1], latest["run_id"], policy_id)
+                      if earlier.height else None)
+        stalled = wh.query(con, "report_stalled", policy_id=policy_id)
+    out_file.write_text(render_report(history, runs, comparison, stalled, policy), encoding="utf-8")
+    err.print(f"report written to {out_file}")
 
 
 @app.command()

@@ -81,9 +81,11 @@ class Warehouse:
             raise FileNotFoundError(f"{self.root}: no scorelake warehouse here (run `scorelake ingest` first)")
 
     def init(self) -> None:
+        """Write each table's schema file; a changed schema is rewritten, so files written by an
+        older version still read (their new columns as NULL, through ``union_by_name``)."""
         for table in SCHEMAS:
             schema_file = self.tables / table / "_schema" / "empty.parquet"
-            if not schema_file.exists():
+            if not schema_file.exists() or pl.read_parquet_schema(schema_file) != empty_frame(table).schema:
                 write_parquet_atomic(empty_frame(table), schema_file)
 
     def run_file(self, run_id: str) -> Path:

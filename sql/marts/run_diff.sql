@@ -1,0 +1,42 @@
+-- Two runs side by side, scenario by scenario, under the same policy: each signal's verdict and
+-- the composite before (_a) and after (_b), and whether it flipped. Filter on run_a and run_b.
+-- Rate signals appear as their pass verdict (rate = 1). `flip` is 'fixed' (False -> True) or
+-- 'broken' (True -> False) for the composite; NULL when it did not flip between two verdicts.
+SELECT
+    a.run_id AS run_a,
+    b.run_id AS run_b,
+    a.policy_id,
+    a.scenario_name,
+    a.domain,
+    a.is_successful AS is_successful_a,
+    b.is_successful AS is_successful_b,
+    a.is_successful IS DISTINCT FROM b.is_successful AS flipped,
+    CASE WHEN NOT a.is_successful AND b.is_successful THEN 'fixed'
+         WHEN a.is_successful AND NOT b.is_successful THEN 'broken' END AS flip,
+    a.is_task_successful AS is_task_successful_a,
+    b.is_task_successful AS is_task_successful_b,
+    a.is_task_successful IS DISTINCT FROM b.is_task_successful AS task_flipped,
+    a.is_action_match AS is_action_match_a,
+    b.is_action_match AS is_action_match_b,
+    a.is_action_match IS DISTINCT FROM b.is_action_match AS is_action_match_flipped,
+    a.db_state_match AS db_state_match_a,
+    b.db_state_match AS db_state_match_b,
+    a.db_state_match IS DISTINCT FROM b.db_state_match AS db_state_match_flipped,
+    a.db_state_assertion_pass_rate >= 1 AS db_state_assertion_a,
+    b.db_state_assertion_pass_rate >= 1 AS db_state_assertion_b,
+    (a.db_state_assertion_pass_rate >= 1) IS DISTINCT FROM (b.db_state_assertion_pass_rate >= 1)
+        AS db_state_assertion_flipped,
+    a.nl_assertion_pass_rate >= 1 AS nl_assertion_a,
+    b.nl_assertion_pass_rate >= 1 AS nl_assertion_b,
+    (a.nl_assertion_pass_rate >= 1) IS DISTINCT FROM (b.nl_assertion_pass_rate >= 1) AS nl_assertion_flipped,
+    a.judge_passed AS judge_passed_a,
+    b.judge_passed AS judge_passed_b,
+    a.judge_passed IS DISTINCT FROM b.judge_passed AS judge_passed_flipped,
+    a.clean_exit AS clean_exit_a,
+    b.clean_exit AS clean_exit_b,
+    a.clean_exit IS DISTINCT FROM b.clean_exit AS clean_exit_flipped,
+    a.stalled AS stalled_a,
+    b.stalled AS stalled_b
+FROM scenario_scores AS a
+JOIN scenario_scores AS b
+    ON a.scenario_name = b.scenario_name AND a.policy_id = b.policy_id AND a.run_id <> b.run_id

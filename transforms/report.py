@@ -1,0 +1,147 @@
+"""A self-contained HTML report: rates across runs as charts, latest run against the previous one,
+stalled scenarios. One file, no external resources: the data is embedded as JSON and drawn as SVG
+by a few lines of vanilla JavaScript when the page opens."""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+
+from transforms.compare import Comparison
+
+
+def _json(data: Any) -> str:
+    # Safe inside <script>: no "</" can close the element early.
+    return json.dumps(data, default=str).replace("</", "<\\/")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"
+
+
+def _delta_row(r: dict[str, Any]) -> str:
+    delta = r["delta"]
+    trend = "" if not delta else "up" if delta > 0 else "down"
+    shown = "–" if delta is None else f"{delta * 100:+.1f} pts"
+    interval = "–" if delta is None else f"[{r['delta_ci_low'] * 100:+.1f}, {r['delta_ci_high'] * 100:+.1f}]"
+    return (f"<tr><td>{html.escape(r['domain'])}</td><td>{_pct(r['rate_a'])}</td><td>{_pct(r['rate_b'])}</td>"
+            f"<td class='{trend}'>{shown}</td><td>{interval}</td></tr>")
+
+
+def _comparison_html(c: Comparison | None) -> str:
+    if c is None:
+        return "<p class='note'>Only one run in the warehouse: nothing to compare yet.</p>"
+    rows = "".join(_delta_row(r) for r in c.deltas.iter_rows(named=True))
+    flips = lambda names: ", ".join(html.escape(n) for n in names) or "none"  # noqa: E731
+    return (
+        f"<p>Previous <b>{html.escape(c.run_a)}</b> → latest <b>{html.escape(c.run_b)}</b></p>"
+        "<table id='deltas'><thead><tr><th>domain</th><th>previous</th><th>latest</th><th>delta</th>"
+        f"<th>95% interval</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<p id='fixed'>Fixed ({len(c.fixed)}): {flips(c.fixed)}</p>"
+        f"<p id='broken'>Broken ({len(c.broken)}): {flips(c.broken)}</p>"
+        f"<p id='mcnemar'>Exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken, "
+        f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}</p>"
+    )
+
+
+def _stalled_html(stalled: pl.DataFrame) -> str:
+    if stalled.is_empty():
+        return "<p class='note'>No stalled scenarios.</p>"
+    rows = "".join(
+        f"<tr><td>{html.escape(r['run_id'])}</td><td>{html.escape(r['scenario_name'])}</td>"
+        f"<td>{r['agent_turns']}</td><td>{r['min_agent_turns']}</td></tr>"
+        for r in stalled.iter_rows(named=True))
+    return ("<table id='stalled'><thead><tr><th>run</th><th>scenario</th><th>agent turns</th><th>minimum</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>")
+
+
+_SCRIPT = """
+const {runs, rows: data} = JSON.parse(document.getElementById('history-data').textContent);
+const order = new Map(runs.map((run, i) => [run, i]));
+const NS = 'http://www.w3.org/2000/svg';
+const el = (tag, attrs, text) => {
+  const node = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+};
+const charts = document.getElementById('charts');
+const domains = [...new Set(data.map(r => r.domain))].sort();
+for (const domain of domains) {
+  const rows = data.filter(r => r.domain === domain && r.success_rate !== null)
+                   .sort((a, b) => order.get(a.run_id) - order.get(b.run_id));
+  const figure = document.createElement('figure');
+  figure.className = 'chart';
+  figure.dataset.domain = domain;
+  const caption = document.createElement('figcaption');
+  caption.textContent = domain;
+  figure.appendChild(caption);
+  const w = 60 + rows.length * 48, h = 180, base = 150, scale = 120;
+  const svg = el('svg', {width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: 'img'});
+  svg.appendChild(el('line', {x1: 40, y1: base, x2: w - 10, y2: base, class: 'axis'}));
+  svg.appendChild(el('text', {x: 4, y: base - scale + 4, class: 'tick'}, '100%'));
+  svg.appendChild(el('text', {x: 10, y: base + 4, class: 'tick'}, '0%'));
+  rows.forEach((r, i) => {
+    const x = 50 + i * 48, bar = r.success_rate * scale;
+    const rect = el('rect', {x, y: base - bar, width: 30, height: bar, class: 'bar',
+                             'data-run': r.run_id, 'data-rate': r.success_rate});
+    rect.appendChild(el('title', {}, `${r.run_id}: ${(r.success_rate * 100).toFixed(1)}% ` +
+                                     `(${r.success_passed}/${r.success_total})`));
+    svg.appendChild(rect);
+    if (r.success_ci_low !== null) {
+      svg.appendChild(el('line', {x1: x + 15, x2: x + 15, y1: base - r.success_ci_high * scale,
+                                  y2: base - r.success_ci_low * scale, class: 'ci'}));
+    }
+    svg.appendChild(el('text', {x: x + 15, y: base - bar - 4, class: 'value', 'text-anchor': 'middle'},
+                       `${(r.success_rate * 100).toFixed(0)}%`));
+    svg.appendChild(el('text', {x: x + 15, y: base + 14, class: 'tick', 'text-anchor': 'middle'},
+                       `#${order.get(r.run_id) + 1}`));
+  });
+  figure.appendChild(svg);
+  charts.appendChild(figure);
+}
+document.body.dataset.rendered = domains.length;
+"""
+
+_STYLE = """
+body { font: 14px system-ui, sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; } td, th { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: left; }
+.chart { display: inline-block; margin: 0 1em 1em 0; } figcaption { font-weight: 600; }
+.bar { fill: #4a7bd0; } .ci { stroke: #222; stroke-width: 1.5; } .axis { stroke: #999; }
+.tick, .value { font-size: 10px; fill: #555; } .up { color: #17803d; } .down { color: #b3261e; }
+.note { color: #666; }
+"""
+
+
+def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,
+                  stalled: pl.DataFrame, policy_name: str) -> str:
+    """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group)."""
+    legend = "".join(
+        f"<li>#{i + 1} <b>{html.escape(r['run_id'])}</b> ({r['session_started_at'] or 'no timestamp'}, "
+        f"{html.escape(str(r['source']))}, group {html.escape(str(r['run_group']))})</li>"
+        for i, r in enumerate(runs.iter_rows(named=True)))
+    chart_rows = history.select("domain", "run_id", "success_rate", "success_ci_low", "success_ci_high",
+                                "success_passed", "success_total").to_dicts()
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>scorelake report</title><style>{_STYLE}</style></head>
+<body>
+<h1>scorelake report</h1>
+<p class="note">Policy <b>{html.escape(policy_name)}</b> · {len(runs)} run(s) · generated
+{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>
+<h2>Composite success by domain across runs</h2>
+<p class="note">Bars: rate; whiskers: Wilson 95% interval. Runs in session order:</p>
+<ul id="runs">{legend}</ul>
+<div id="charts"></div>
+<h2>Latest run against the previous one</h2>
+{_comparison_html(comparison)}
+<h2>Stalled scenarios</h2>
+{_stalled_html(stalled)}
+<script type="application/json" id="history-data">{_json({"runs": runs["run_id"].to_list(), "rows": chart_rows})}</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""
