@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from transforms.pipeline import find_policy, save_policy, stored_policies
+from transforms.pipeline import check_policy, find_policy, stored_policies, verify
 from transforms.policy import RECORDED, Policy
 from transforms.raw import Signal
 from transforms.summary import render_summary
@@ -228,31 +228,27 @@ def rescore(
     flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns, "strict_match": strict_match,
              "judge_enabled": judge, "whitelists": _parse_whitelists(whitelist or [])}
     defined = {k: v for k, v in flags.items() if v not in (None, {})}
-    if defined:
-        try:
+    try:
+        if defined:
             spec = Policy(**defined)
-            new = Policy(name=policy or f"policy-{spec.id[:8]}", **defined)
-            save_policy(wh, new)
-        except ValueError as exc:
-            fail(str(exc), 2)
-        name = new.name
-    elif policy:
-        try:
-            name = find_policy(wh, policy).name
-        except KeyError as exc:
-            fail(str(exc.args[0]), 2)
-    else:
-        fail("give --policy NAME and/or the flags that define a policy", 2)
+            chosen = Policy(name=policy or f"policy-{spec.id[:8]}", **defined)
+            check_policy(wh, chosen)
+        elif policy:
+            chosen = find_policy(wh, policy)
+        else:
+            fail("give --policy NAME and/or the flags that define a policy", 2)
+    except (ValueError, KeyError) as exc:
+        fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc), 2)
     _prepare_prefect(verbose)
     from flows.ingest import rescore_flow
 
     try:
-        result = rescore_flow(warehouse=str(wh.root), policies=[name], run_ids=run)
+        result = rescore_flow(warehouse=str(wh.root), policy_specs=[chosen.spec_json()], run_ids=run)
     except KeyError as exc:
         fail(str(exc.args[0]), 2)
     except WarehouseBusy as exc:
         fail(str(exc))
-    err.print(f"policy '{name}' ({find_policy(wh, name).id}): {result['scored'][name]} scenarios scored")
+    err.print(f"policy '{chosen.name}' ({chosen.id}): {result['scored'][chosen.name]} scenarios scored")
 
 
 def _comparison(wh: Warehouse, con, run_a: str, run_b: str, policy_id: str):
@@ -347,6 +343,18 @@ def report(
         stalled = wh.query(con, "report_stalled", policy_id=policy_id)
     out_file.write_text(render_report(history, runs, comparison, stalled, policy), encoding="utf-8")
     err.print(f"report written to {out_file}")
+
+
+@app.command()
+def check(warehouse: WarehouseOpt = None) -> None:
+    """Verify the warehouse: every run's committed rows complete and every stored policy scored."""
+    wh = open_warehouse(warehouse)
+    problems = verify(wh)
+    for problem in problems:
+        err.print(f"[red]inconsistent[/] {problem}", highlight=False)
+    if problems:
+        raise typer.Exit(1)
+    err.print(f"{wh.root}: consistent ({wh.committed_runs().height} runs)")
 
 
 @app.command()

@@ -15,9 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from transforms.discover import Session, discover_sessions
 from transforms.pipeline import (
-    find_policy,
+    check_policy,
     ingest_session,
     plan_ingest,
+    record_refusals,
     rescore,
     save_policy,
     stored_policies,
@@ -60,11 +61,13 @@ def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None
     sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])], group)
     with wh.writer_lock():
         wh.init()
+        wh.sweep()
         save_policy(wh, Policy())
         plan = plan_ingest(wh, sessions, force=force)
         logger = get_run_logger()
         for session, reason in plan.refused:
             logger.error("%s: not ingested: %s", session.path, reason)
+        record_refusals(wh, plan.refused)
         futures = [ingest_session_task.submit(str(wh.root), s.run_id, str(s.path), s.kind, s.group)
                    for s in plan.todo]
         reports = []
@@ -84,21 +87,26 @@ def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None
 
 @task(name="rescore-policy", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE,
       task_run_name="rescore {policy_name}")
-def rescore_task(warehouse: str, policy_name: str, run_ids: list[str] | None) -> int:
-    wh = Warehouse(warehouse)
-    return rescore(wh, find_policy(wh, policy_name), run_ids)
+def rescore_task(warehouse: str, policy_name: str, policy_spec: str, run_ids: list[str] | None) -> int:
+    return rescore(Warehouse(warehouse), Policy.from_spec_json(policy_spec), run_ids)
 
 
 @flow(name="scorelake-rescore")
-def rescore_flow(warehouse: str | None = None, policies: list[str] | None = None,
+def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = None,
                  run_ids: list[str] | None = None) -> dict:
-    """Re-score stored runs under the named policies (default: every stored policy) from Parquet alone."""
+    """Re-score stored runs from Parquet alone under the given policies (JSON specs; default: every
+    stored policy). A new policy is stored once all its scores are written: it appears whole."""
     wh = Warehouse(warehouse)
     wh.require()
     with wh.writer_lock():
-        names = policies or [p.name for p in stored_policies(wh)]
-        futures = {name: rescore_task.submit(str(wh.root), name, run_ids) for name in names}
+        wh.sweep()
+        policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(wh))
+        for policy in policies:
+            check_policy(wh, policy)
+        futures = {p.name: rescore_task.submit(str(wh.root), p.name, p.spec_json(), run_ids) for p in policies}
         scored = {name: future.result() for name, future in futures.items()}
+        for policy in policies:
+            save_policy(wh, policy)
         wh.build_views()
     return {"warehouse": str(wh.root), "scored": scored}
 

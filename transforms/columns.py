@@ -245,6 +245,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "is_successful": Bool,
         "is_task_successful": Bool,
     },
+    "refusals": {
+        "run_id": Str,
+        "path": Str,
+        "reason": Str,
+        "refused_at": pl.Datetime("us", "UTC"),
+    },
     "policies": {
         "policy_id": Str,
         "name": Str,

@@ -66,13 +66,19 @@ def stored_policies(wh: Warehouse) -> list[Policy]:
     return [recorded] + [p for p in policies if p.id != recorded.id]
 
 
-def save_policy(wh: Warehouse, policy: Policy) -> None:
-    """Store a policy; a name is bound to one content, and one content to one name."""
+def check_policy(wh: Warehouse, policy: Policy) -> None:
+    """A name is bound to one content, and one content to one name."""
     for existing in stored_policies(wh):
         if existing.name == policy.name and existing.id != policy.id:
             raise ValueError(f"policy '{policy.name}' already exists with other settings; choose another name")
         if existing.id == policy.id and existing.name != policy.name:
             raise ValueError(f"policy '{policy.name}' has the same settings as stored policy '{existing.name}'")
+
+
+def save_policy(wh: Warehouse, policy: Policy) -> None:
+    """Store a policy. Scores are visible only for stored policies, so storing one after its
+    scores are written makes a new policy appear whole or not at all."""
+    check_policy(wh, policy)
     path = wh.policy_file(policy.id)
     if not path.exists():
         row = {"policy_id": policy.id, "name": policy.name, "spec_json": policy.spec_json(),
@@ -102,6 +108,32 @@ def ingest_session(wh: Warehouse, session: Session, policies: list[Policy]) -> S
     wh.commit_run(frame("runs", [tables.run]))
     return SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
                          [str(e) for e in tables.errors])
+
+
+def record_refusals(wh: Warehouse, refused: list[tuple[Session, str]]) -> None:
+    """The sessions the latest ingest could not take, replacing the previous list."""
+    rows = [{"run_id": s.run_id, "path": str(s.path), "reason": reason, "refused_at": datetime.now(UTC)}
+            for s, reason in refused]
+    write_parquet_atomic(frame("refusals", rows), wh.tables / "refusals" / "latest.parquet")
+
+
+def verify(wh: Warehouse) -> list[str]:
+    """Consistency problems of the committed state: every run's rows complete, every stored policy scored."""
+    problems = []
+    runs = wh.committed_runs()
+    policies = stored_policies(wh)
+    for run in runs.iter_rows(named=True):
+        for table, expected in (("scenarios", run["n_scenarios"]), ("quarantine", run["n_quarantined"])):
+            path = wh.table_file(table, run["run_id"], run["generation"])
+            found = pl.read_parquet(path).height if path.exists() else None
+            if found != expected:
+                problems.append(f"{run['run_id']}: {table} has {found} rows, run says {expected}")
+        for policy in policies:
+            path = wh.scores_file(run["run_id"], run["generation"], policy.id)
+            found = pl.read_parquet(path).height if path.exists() else None
+            if found != run["n_scenarios"]:
+                problems.append(f"{run['run_id']}: policy {policy.name} scored {found} of {run['n_scenarios']}")
+    return problems
 
 
 def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> int:

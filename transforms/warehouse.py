@@ -88,6 +88,11 @@ class Warehouse:
             if not schema_file.exists() or pl.read_parquet_schema(schema_file) != empty_frame(table).schema:
                 write_parquet_atomic(empty_frame(table), schema_file)
 
+    def sweep(self) -> None:
+        """Remove temporary files a killed writer left behind (call with the writer lock held)."""
+        for tmp in self.tables.rglob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+
     def run_file(self, run_id: str) -> Path:
         return self.tables / "runs" / f"{run_id}.parquet"
 

@@ -1,0 +1,233 @@
+"""Hostile input, crashes and concurrency: nothing lost, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import transforms.extract as extract
+from flows.ingest import ingest_flow
+from tests.conftest import CONFORMANCE
+from transforms.discover import Session, scenario_dirs
+from transforms.extract import read_session
+from transforms.pipeline import verify
+from transforms.policy import Policy
+from transforms.signals import score
+from transforms.warehouse import Warehouse
+
+MIXED = "eval_20260902_091500"
+BASELINE = "eval_20260904_080000"
+
+
+def placement(tables) -> tuple[set[str], set[str]]:
+    return set(tables.scenarios["scenario_name"]), set(tables.quarantine["scenario_name"].drop_nulls())
+
+
+def assert_each_dir_in_exactly_one_place(session: Path, tables) -> None:
+    ingested, quarantined = placement(tables)
+    dirs = {d.name for d in scenario_dirs(session)[0]}
+    assert ingested | quarantined == dirs
+    assert not ingested & quarantined
+
+
+def test_hostile_files_are_quarantined_with_their_reason(runs_copy, tmp_path, monkeypatch):
+    session = runs_copy(MIXED) / MIXED
+    dirs = sorted(d for d in session.iterdir() if d.is_dir())
+    outside = tmp_path / "outside.json"
+    outside.write_text((dirs[0] / "metrics.json").read_text())
+    (dirs[0] / "metrics.json").unlink()
+    (dirs[0] / "metrics.json").symlink_to(outside)  # leaves the run directory
+    (dirs[1] / "metrics.json").unlink()
+    (dirs[1] / "metrics.json").symlink_to(dirs[1] / "loop.json")
+    (dirs[1] / "loop.json").symlink_to(dirs[1] / "metrics.json")  # a symlink loop
+    metrics = json.loads((dirs[2] / "metrics.json").read_text())
+    metrics["total_turns"] = str(metrics["total_turns"])  # a string for a number
+    (dirs[2] / "metrics.json").write_text(json.dumps(metrics))
+    (dirs[3] / "final_agent_response.json").write_text('"just text"')  # odd, but upstream scores it: False
+    judge = json.loads((dirs[4] / "judge_result.json").read_text())
+    (dirs[4] / "judge_result.json").write_text(json.dumps({**judge, "reason": "x" * 2_000_000}))
+    monkeypatch.setattr(extract, "MAX_FILE_BYTES", 1_000_000)
+
+    tables = read_session(Session(MIXED, session), "g")
+    reasons = {q["scenario_name"]: q["reason"] for q in tables.quarantine.iter_rows(named=True)}
+    assert reasons[dirs[0].name] == "symlink points outside the run directory"
+    assert reasons[dirs[1].name] == "unreadable path"
+    assert reasons[dirs[2].name].startswith("schema violation at total_turns")
+    assert reasons[dirs[4].name] == "file too large"
+    assert dirs[3].name not in reasons
+    assert tables.scenarios.filter(scenario_name=dirs[3].name)["action_match_lenient"].to_list() == [False]
+    assert_each_dir_in_exactly_one_place(session, tables)
+
+
+def test_legacy_run_args_shape_is_read(runs_copy):
+    session = runs_copy(BASELINE) / BASELINE
+    args = json.loads((session / "run_args.json").read_text())
+    legacy = dict(args["invocations"][0]["parsed_args"], judge_threshold=0.8)  # a bare argparse namespace
+    (session / "run_args.json").write_text(json.dumps(legacy))
+    tables = read_session(Session(BASELINE, session), "g")
+    assert tables.run["status"] == "complete" and tables.quarantine.is_empty()
+    assert tables.run["judge_threshold"] == 0.8 and tables.scenarios["rec_judge_threshold"].unique().to_list() == [0.8]
+
+
+def test_unusable_run_args_quarantines_every_scenario(runs_copy):
+    session = runs_copy(BASELINE) / BASELINE
+    (session / "run_args.json").write_text('{"invocations": [')
+    tables = read_session(Session(BASELINE, session), "g")
+    assert tables.run["status"] == "quarantined"
+    assert_each_dir_in_exactly_one_place(session, tables)
+
+
+def test_duplicate_run_ids_from_two_folders_are_refused_and_recorded(prefect_server, runs_copy, tmp_path):
+    first = runs_copy(BASELINE)
+    second = tmp_path / "elsewhere"
+    shutil.copytree(first, second)
+    result = ingest_flow(runs_dirs=[str(first), str(second)], warehouse=str(tmp_path / "wh"))
+    assert [r["run_id"] for r in result["ingested"]] == [BASELINE]
+    assert result["refused"][0]["reason"].startswith("duplicate run id")
+    with Warehouse(tmp_path / "wh").connect() as con:
+        assert con.execute("SELECT run_id, path FROM stg_refusals").fetchall() == [(BASELINE, str(second / BASELINE))]
+
+
+# ---- fuzzing ----------------------------------------------------------------------------------
+
+FUZZED_FILES = ["metrics.json", "judge_result.json", "scenario_config/metadata.json", "final_scenario_db_hash.txt",
+                "scenario_config/reference_answer.json", "final_agent_response.json"]
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                           lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+                           max_leaves=6)
+MUTATION = st.tuples(st.integers(0, 13), st.sampled_from(FUZZED_FILES),
+                     st.sampled_from(["truncate", "flip", "retype", "delete", "empty"]),
+                     st.integers(0, 10**6), JSON_VALUES)
+
+
+def mutate(path: Path, kind: str, seed: int, value) -> None:
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if kind == "truncate":
+        path.write_bytes(data[: seed % max(len(data), 1)])
+    elif kind == "flip":
+        i = seed % max(len(data), 1)
+        path.write_bytes(data[:i] + bytes([(data[i] if data else 0) ^ (1 + seed % 255)]) + data[i + 1:])
+    elif kind == "retype":
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return
+        if isinstance(doc, dict) and doc:
+            doc[sorted(doc)[seed % len(doc)]] = value
+        path.write_text(json.dumps(doc))
+    elif kind == "delete":
+        path.unlink()
+    else:
+        path.write_bytes(b"")
+
+
+@pytest.fixture(scope="module")
+def baseline_rows():
+    tables = read_session(Session(BASELINE, CONFORMANCE / BASELINE), "g")
+    return {r["scenario_name"]: {k: v for k, v in r.items() if k not in ("fingerprint", "position")}
+            for r in tables.scenarios.iter_rows(named=True)}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutations=st.lists(MUTATION, min_size=1, max_size=4))
+def test_fuzzed_corpus_never_aborts_and_never_loses_a_scenario(baseline_rows, mutations):
+    with tempfile.TemporaryDirectory() as tmp:
+        session = Path(tmp) / BASELINE
+        shutil.copytree(CONFORMANCE / BASELINE, session)
+        dirs = sorted(d for d in session.iterdir() if d.is_dir())
+        touched = set()
+        for index, file, kind, seed, value in mutations:
+            target = dirs[index % len(dirs)]
+            touched.add(target.name)
+            mutate(target / file, kind, seed, value)
+        tables = read_session(Session(BASELINE, session), "g")
+        assert_each_dir_in_exactly_one_place(session, tables)
+        score(tables.scenarios.lazy(), Policy()).collect()  # whatever was ingested can be scored
+        for row in tables.scenarios.iter_rows(named=True):  # untouched scenarios read exactly as before
+            if row["scenario_name"] not in touched:
+                got = {k: v for k, v in row.items() if k not in ("fingerprint", "position")}
+                assert got == baseline_rows[row["scenario_name"]]
+
+
+# ---- crashes and concurrency -------------------------------------------------------------------
+
+def cli(*args: str, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "flows.cli", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.fixture
+def many_runs(runs_copy):
+    """All conformance sessions, plus renamed copies, so an ingest takes long enough to be killed mid-way."""
+    runs = runs_copy(*sorted(p.name for p in CONFORMANCE.glob("eval_*")))
+    for i, session in enumerate(sorted(runs.glob("eval_*"))):
+        shutil.copytree(session, runs / f"eval_2027010{i}_000000")
+    return runs
+
+
+@pytest.fixture
+def cli_env(prefect_server):
+    from prefect.settings import PREFECT_API_URL
+
+    return {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_LOGGING_LEVEL": "ERROR"}
+
+
+def assert_consistent(wh: Warehouse) -> None:
+    assert verify(wh) == []
+    with wh.connect() as con:
+        counts = dict(con.execute("SELECT run_id, count(*) FROM scenario_scores WHERE policy_name = 'recorded' "
+                                  "GROUP BY run_id").fetchall())
+    assert counts == {r["run_id"]: r["n_scenarios"] for r in wh.committed_runs().iter_rows(named=True)
+                      if r["n_scenarios"]}
+
+
+def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, cli_env, tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    assert cli("ingest", str(many_runs), "-w", str(wh.root), env=cli_env).wait(timeout=300) == 0
+    rng = random.Random(20261202)
+    killed = 0
+    for attempt in range(6):
+        args = (("ingest", str(many_runs), "--force") if attempt % 2 == 0
+                else ("rescore", "--policy", f"crash-{attempt}", "--judge-threshold", "0.5"))
+        process = cli(*args, "-w", str(wh.root), env=cli_env)
+        time.sleep(rng.uniform(2.0, 6.0))
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            killed += 1
+        process.wait(timeout=300)
+        assert_consistent(wh)
+    assert killed >= 3, "the kills should land while work is in progress"
+    # The next ingest completes the job and the warehouse is exact again.
+    assert cli("ingest", str(many_runs), "--force", "-w", str(wh.root), env=cli_env).wait(timeout=300) == 0
+    assert_consistent(wh)
+    assert not list(wh.tables.rglob(".*.tmp"))
+    summary = cli("summary", MIXED, "-w", str(wh.root), env=cli_env).communicate(timeout=120)[0]
+    assert summary == (CONFORMANCE / MIXED / "all_summary.txt").read_text()
+
+
+def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, cli_env, tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    with wh.writer_lock():
+        blocked = cli("ingest", str(many_runs), "-w", str(wh.root), env=cli_env)
+        _, stderr = blocked.communicate(timeout=300)
+    assert blocked.returncode == 1 and "is being written by pid" in stderr
+
+    both = [cli("ingest", str(many_runs), "--force", "-w", str(wh.root), env=cli_env) for _ in range(2)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in both]
+    assert any(code == 0 for code, _ in results)
+    assert all(code == 0 or "is being written by pid" in err for code, err in results)
+    assert_consistent(wh)
