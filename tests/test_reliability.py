@@ -195,16 +195,26 @@ def assert_consistent(wh: Warehouse) -> None:
                       if r["n_scenarios"]}
 
 
+def timed(*args: str, env: dict) -> float:
+    start = time.monotonic()
+    assert cli(*args, env=env).wait(timeout=300) == 0
+    return time.monotonic() - start
+
+
 def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, cli_env, tmp_path):
     wh = Warehouse(tmp_path / "wh")
-    assert cli("ingest", str(many_runs), "-w", str(wh.root), env=cli_env).wait(timeout=300) == 0
+    # How long each command takes here, so the kills can be spread over its whole life.
+    durations = {"ingest": timed("ingest", str(many_runs), "-w", str(wh.root), env=cli_env),
+                 "rescore": timed("rescore", "--policy", "timing", "--judge-threshold", "0.4", "-w", str(wh.root),
+                                  env=cli_env)}
     rng = random.Random(20261202)
     killed = 0
     for attempt in range(6):
-        args = (("ingest", str(many_runs), "--force") if attempt % 2 == 0
-                else ("rescore", "--policy", f"crash-{attempt}", "--judge-threshold", "0.5"))
+        command = "ingest" if attempt % 2 == 0 else "rescore"
+        args = (("ingest", str(many_runs), "--force") if command == "ingest"
+                else ("rescore", "--policy", f"crash-{attempt}", "--judge-threshold", f"0.{attempt}"))
         process = cli(*args, "-w", str(wh.root), env=cli_env)
-        time.sleep(rng.uniform(2.0, 6.0))
+        time.sleep(rng.uniform(0.3, 0.95) * durations[command])
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             killed += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,7 +101,7 @@ def scenario_dirs(session: Path) -> tuple[list[Path], list[Path]]:
 
 def _stat_token(path: Path) -> str:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return "-"
     return f"{st.st_size}:{st.st_mtime_ns}"
@@ -113,8 +114,11 @@ def scenario_fingerprint(scenario_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def session_fingerprint(session: Session) -> str:
-    """Changes whenever a file scoring reads is added, removed, resized or touched."""
+def session_fingerprint(session: Session, scenario_fingerprints: dict[str, str] | None = None) -> str:
+    """Changes whenever a file scoring reads is added, removed, resized or touched.
+
+    ``scenario_fingerprints`` (by directory name) saves re-stating files already fingerprinted.
+    """
     digest = hashlib.blake2b(digest_size=16)
     if session.kind in ("tau2", "tau-bench"):
         digest.update(_stat_token(session.path).encode())
@@ -128,6 +132,7 @@ def session_fingerprint(session: Session) -> str:
             digest.update(f"{name}={_stat_token(session.path / name)};".encode())
         for path in killed:
             digest.update(f"killed:{path.name};".encode())
+        known = scenario_fingerprints or {}
         for path in live:
-            digest.update(f"{path.name}:{scenario_fingerprint(path)};".encode())
+            digest.update(f"{path.name}:{known.get(path.name) or scenario_fingerprint(path)};".encode())
     return digest.hexdigest()

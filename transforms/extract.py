@@ -7,8 +7,10 @@ and the reason; it never stops the rest of the session.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,24 +48,47 @@ class BadInput(Exception):
 
 
 def read_bytes(path: Path, root: Path) -> bytes:
-    """A file's bytes, refusing symlinks that leave ``root``, loops and oversized files."""
-    rel = os.path.relpath(path, root)
+    """A file's bytes, refusing symlinks that leave ``root``, loops, non-files and oversized files.
+
+    The common case (a plain file) costs one open and one fstat; symlinks take the slow path.
+    """
+    rel = lambda: os.path.relpath(path, root)  # noqa: E731  (only built for an error)
     try:
-        resolved = path.resolve(strict=True)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
-        raise BadInput(rel, "missing file") from None
-    except (RuntimeError, OSError) as exc:  # symlink loop, permission
-        raise BadInput(rel, "unreadable path", str(exc)) from None
-    if not resolved.is_relative_to(root.resolve()):
-        raise BadInput(rel, "symlink points outside the run directory", str(resolved))
-    if not resolved.is_file():
-        raise BadInput(rel, "not a regular file")
-    size = resolved.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise BadInput(rel, "file too large", f"{size} bytes > limit {MAX_FILE_BYTES}")
-    if size == 0:
-        raise BadInput(rel, "empty file")
-    return resolved.read_bytes()
+        raise BadInput(rel(), "missing file") from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # ELOOP: the file itself is a symlink
+            raise BadInput(rel(), "unreadable path", str(exc)) from None
+        return read_bytes(_resolve_inside(path, root, rel), root)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(rel(), "not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise BadInput(rel(), "file too large", f"{st.st_size} bytes > limit {MAX_FILE_BYTES}")
+        if st.st_size == 0:
+            raise BadInput(rel(), "empty file")
+        return fh.read()
+
+
+def _resolve_inside(path: Path, root: Path, rel: Callable[[], str]) -> Path:
+    """Where a symlink leads, if that is inside ``root``."""
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except FileNotFoundError:
+        raise BadInput(rel(), "missing file", "dangling symlink") from None
+    except (RuntimeError, OSError) as exc:  # a symlink loop, permissions
+        raise BadInput(rel(), "unreadable path", str(exc)) from None
+    if not resolved.is_relative_to(Path(root).resolve()):
+        raise BadInput(rel(), "symlink points outside the run directory", str(resolved))
+    return resolved
+
+
+def check_directory(path: Path, root: Path) -> None:
+    """A scenario directory (or one inside it) that is a symlink must stay inside ``root``."""
+    if os.path.islink(path):
+        _resolve_inside(path, root, lambda: os.path.relpath(path, root))
 
 
 def load_json(path: Path, root: Path) -> Any:
@@ -240,13 +265,15 @@ def _count_assistant_messages(path: Path, root: Path) -> int | None:
     return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
 
 
-def read_scenario(scenario_dir: Path, run: RunContext) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One scenario directory as a ``scenarios`` row plus its ``verdicts`` rows; raises ``BadInput``."""
     root = run.session.path
+    for directory in (scenario_dir, scenario_dir / "scenario_config", scenario_dir / "bot_logs_agent"):
+        check_directory(directory, root)
     docs: dict[str, Any] = {}
     for key, rel in SCENARIO_FILES.items():
         path = scenario_dir / rel
-        if not path.exists() and not path.is_symlink():
+        if not os.path.lexists(path):
             if key in ("metrics", "metadata"):
                 reason = "missing file (scenario in flight or crashed)" if key == "metrics" else "missing file"
                 raise BadInput(os.path.relpath(path, root), reason)
@@ -262,15 +289,15 @@ def read_scenario(scenario_dir: Path, run: RunContext) -> tuple[dict[str, Any], 
     if metrics.scenario_name != scenario_dir.name:
         raise BadInput(rel("metrics"), f"scenario_name '{metrics.scenario_name}' does not match its directory")
 
-    src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge)
-    src.fingerprint = scenario_fingerprint(scenario_dir)
+    src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge,
+                         fingerprint=fingerprint)
     src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
 
     reference_path = scenario_dir / "scenario_config" / (docs["metadata"].get("reference_file") or DEFAULT_REFERENCE_FILE)
     prediction_path = scenario_dir / PREDICTION_FILE
-    if reference_path.exists():
+    if os.path.lexists(reference_path):
         src.reference = load_json(reference_path, root)
-        if prediction_path.exists():
+        if os.path.lexists(prediction_path):
             src.prediction = load_json(prediction_path, root)
             flags = TextFlags(metadata.ignore_capitalization, metadata.ignore_punctuation, metadata.clean_text)
             try:
@@ -315,7 +342,8 @@ def _assign_positions(rows: list[dict[str, Any]], run: RunContext) -> None:
 def read_session(session: Session, generation: str) -> SessionTables:
     """Read a whole session; bad scenarios are quarantined, a bad ``run_args.json`` quarantines them all."""
     live, killed = scenario_dirs(session.path)
-    fingerprint = session_fingerprint(session)
+    scenario_fingerprints = {d.name: scenario_fingerprint(d) for d in live}
+    fingerprint = session_fingerprint(session, scenario_fingerprints)
     run_row: dict[str, Any] = {
         "run_id": session.run_id, "generation": generation, "source": "nemo",
         "run_group": session.group or DEFAULT_RUN_GROUP, "session_path": str(session.path.resolve()),
@@ -350,7 +378,7 @@ def read_session(session: Session, generation: str) -> SessionTables:
     verdicts: list[dict[str, Any]] = []
     for d in live:
         try:
-            row, row_verdicts = read_scenario(d, context)
+            row, row_verdicts = read_scenario(d, context, scenario_fingerprints[d.name])
         except BadInput as err:
             quarantined(d.name, err)
             continue

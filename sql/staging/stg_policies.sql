@@ -1,3 +1,3 @@
 -- Stored scoring policies; the "recorded" policy scores each run under its own run_args.json flags.
 SELECT *
-FROM read_parquet('{{ tables }}/policies/**/*.parquet', union_by_name = true)
+FROM read_parquet('{{ tables }}/policies/**/*.parquet')

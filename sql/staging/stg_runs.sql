@@ -1,3 +1,3 @@
 -- One row per ingested session directory; its generation names the committed rows of the other tables.
 SELECT *
-FROM read_parquet('{{ tables }}/runs/**/*.parquet', union_by_name = true)
+FROM read_parquet('{{ tables }}/runs/**/*.parquet')

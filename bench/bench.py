@@ -1,0 +1,248 @@
+"""scorelake benchmark: run on demand, not in CI.
+
+    .venv/bin/python bench/bench.py --sizes 1000 10000 100000 --rescore-rows 1000000
+
+For each size it builds a synthetic store in the upstream format (bench/synth.py) and reports, as
+ratios measured in the same run:
+- full ingest (the pipeline the ingest flow's tasks run, one session at a time) against the time to
+  merely read the same files' bytes, both with a cold page cache (when this process may drop it)
+  and warm;
+- a no-change re-ingest against the full ingest;
+- re-scoring from Parquet under a new policy against a straightforward per-scenario Python
+  re-scorer over the same files;
+- query time of domain_rates and signal_rates;
+- peak memory (max RSS) of each phase, each phase in its own process.
+Then it replicates the largest store's rows to ``--rescore-rows`` scenarios and times a re-score
+and the two rate views there. Prefect's start-up is timed separately (one flow with one task
+against a fresh temporary server), since it is paid once per command, not per scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = REPO / "data" / "runs" / "eval_20260904_080000"
+
+
+def phase(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter; it sets ``result`` (a dict). Adds seconds and peak RSS.
+
+    The clock restarts at a line ``start = time.perf_counter()`` in ``code``, so imports are not timed.
+    """
+    script = textwrap.dedent("""
+        import json, resource, sys, time
+        sys.path.insert(0, {repo!r})
+        start = time.perf_counter()
+        result = {{}}
+    """).format(repo=str(REPO)) + textwrap.dedent(code) + textwrap.dedent("""
+        result["seconds"] = time.perf_counter() - start
+        result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps(result))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def drop_caches() -> bool:
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+READ_FLOOR = """
+    from pathlib import Path
+    n = 0
+    for path in Path({store!r}).rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as fh:
+                n += len(fh.read())
+    result["bytes"] = n
+"""
+
+INGEST = """
+    from pathlib import Path
+    from transforms.discover import discover_sessions
+    from transforms.pipeline import ingest_session, plan_ingest, save_policy, stored_policies
+    from transforms.policy import Policy
+    from transforms.warehouse import Warehouse
+    start = time.perf_counter()
+    wh = Warehouse({warehouse!r})
+    wh.init()
+    save_policy(wh, Policy())
+    plan = plan_ingest(wh, discover_sessions([Path({store!r})]))
+    policies = stored_policies(wh)
+    for session in plan.todo:
+        ingest_session(wh, session, policies)
+    wh.build_views()
+    result["ingested"] = len(plan.todo)
+    result["unchanged"] = len(plan.unchanged)
+"""
+
+RESCORE = """
+    from transforms.pipeline import rescore, save_policy
+    from transforms.policy import Policy
+    from transforms.warehouse import Warehouse
+    start = time.perf_counter()
+    wh = Warehouse({warehouse!r})
+    policy = Policy(name="bench-{tag}", judge_threshold={threshold}, min_agent_turns=5, strict_match=True)
+    result["scenarios"] = rescore(wh, policy)
+    save_policy(wh, policy)
+    wh.build_views()
+"""
+
+NAIVE_RESCORE = """
+    # What a user would write without scorelake: walk the folders, load each scenario's JSON,
+    # recompute the verdicts under the new flags one scenario at a time.
+    import json
+    from pathlib import Path
+    start = time.perf_counter()
+    threshold, min_turns = 0.8, 5
+    results = []
+    for scenario in sorted(Path({store!r}).glob("eval_*/*/metrics.json")):
+        folder = scenario.parent
+        metrics = json.loads(scenario.read_text())
+        meta = json.loads((folder / "scenario_config" / "metadata.json").read_text())
+        judge_file = folder / "judge_result.json"
+        judge = json.loads(judge_file.read_text()) if judge_file.exists() else None
+        checks = {{
+            "is_action_match": None if metrics["is_action_match"] == "N/A" else metrics["is_action_match"],
+            "db_state_match": metrics.get("db_state_match"),
+            "db_state_assertion": None if metrics.get("db_state_assertion_pass_rate") is None
+            else metrics["db_state_assertion_pass_rate"] >= 1.0,
+            "nl_assertion": None if metrics.get("nl_assertion_pass_rate") is None
+            else metrics["nl_assertion_pass_rate"] >= 1.0,
+            "judge_passed": None if judge is None else judge["score"] >= threshold,
+            "clean_exit": metrics["stop_reason"] == "[EXIT]",
+        }}
+        listed = set(meta["success_signals"])
+        failed = [k for k, v in checks.items() if k in listed and v is False]
+        applicable = [k for k, v in checks.items() if k in listed and v is not None]
+        stalled = metrics["token_usage"]["agent"]["n_calls"] < min_turns
+        ok = False if stalled else ("N/A" if not applicable else not failed)
+        results.append((metrics["scenario_name"], ok))
+    result["scenarios"] = len(results)
+"""
+
+QUERIES = """
+    import duckdb
+    start = time.perf_counter()
+    con = duckdb.connect({db!r}, read_only=True)
+    for view in ("domain_rates", "signal_rates"):
+        con.sql(f"SELECT count(*) FROM {{view}}").fetchall()  # warm the metadata
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            con.sql(f"SELECT * FROM {{view}}").fetchall()
+            times.append(time.perf_counter() - t)
+        result[view + "_ms"] = sorted(times)[2] * 1000
+"""
+
+REPLICATE = """
+    # Copies of the stored runs under new run ids, to reach a larger scored store cheaply.
+    import polars as pl
+    from transforms.warehouse import Warehouse, write_parquet_atomic
+    wh = Warehouse({warehouse!r})
+    runs = wh.committed_runs()
+    copies = -(-{rows} // runs["n_scenarios"].sum())
+    for c in range(1, copies):
+        for run in runs.iter_rows(named=True):
+            new_id = run["run_id"] + f"_c{{c}}"
+            gen = run["generation"]
+            scen = pl.read_parquet(wh.table_file("scenarios", run["run_id"], gen))
+            write_parquet_atomic(scen.with_columns(run_id=pl.lit(new_id)), wh.table_file("scenarios", new_id, gen))
+            for table in ("verdicts", "quarantine"):
+                df = pl.read_parquet(wh.table_file(table, run["run_id"], gen))
+                write_parquet_atomic(df.with_columns(run_id=pl.lit(new_id)), wh.table_file(table, new_id, gen))
+            row = runs.filter(pl.col("run_id") == run["run_id"]).with_columns(run_id=pl.lit(new_id))
+            write_parquet_atomic(row, wh.run_file(new_id))
+    result["runs"] = wh.committed_runs().height
+"""
+
+PREFECT_STARTUP = """
+    from prefect import flow, task
+    @task
+    def one():
+        return 1
+    @flow
+    def startup():
+        return one()
+    startup()
+"""
+
+
+def bench_size(n: int, work: Path) -> dict:
+    from bench.synth import build_store
+
+    store, warehouse = work / f"store_{n}", work / f"warehouse_{n}"
+    build_store(SOURCE, store, n)
+    subprocess.run(["rm", "-rf", str(warehouse)], check=True)
+    fmt = {"store": str(store), "warehouse": str(warehouse), "tag": str(n), "db": str(warehouse / "scorelake.duckdb"),
+           "threshold": 0.8}
+    report: dict = {"scenarios": n}
+    cold = drop_caches()
+    if cold:
+        report["read_floor_cold"] = phase(READ_FLOOR.format(**fmt))
+        drop_caches()
+        report["ingest_cold"] = phase(INGEST.format(**fmt))
+        subprocess.run(["rm", "-rf", str(warehouse)], check=True)
+    report["read_floor_warm"] = phase(READ_FLOOR.format(**fmt))
+    report["ingest_warm"] = phase(INGEST.format(**fmt))
+    report["reingest_unchanged"] = phase(INGEST.format(**fmt))
+    report["rescore_polars"] = phase(RESCORE.format(**fmt))
+    report["rescore_naive_python"] = phase(NAIVE_RESCORE.format(**fmt))
+    report["queries"] = phase(QUERIES.format(**fmt))
+    ratios = {
+        "ingest_vs_read_floor_warm": report["ingest_warm"]["seconds"] / report["read_floor_warm"]["seconds"],
+        "reingest_unchanged_vs_full": report["reingest_unchanged"]["seconds"] / report["ingest_warm"]["seconds"],
+        "rescore_naive_vs_polars": report["rescore_naive_python"]["seconds"] / report["rescore_polars"]["seconds"],
+    }
+    if cold:
+        ratios["ingest_vs_read_floor_cold"] = report["ingest_cold"]["seconds"] / report["read_floor_cold"]["seconds"]
+    report["ratios"] = ratios
+    return report
+
+
+def bench_large(n_rows: int, source_size: int, work: Path) -> dict:
+    warehouse = work / f"warehouse_{source_size}"
+    fmt = {"warehouse": str(warehouse), "rows": n_rows, "tag": f"{n_rows}", "db": str(warehouse / "scorelake.duckdb"),
+           "threshold": 0.7}
+    report = {"replicate": phase(REPLICATE.format(**fmt))}
+    phase(RESCORE.format(**{**fmt, "tag": f"{n_rows}-warm", "threshold": 0.6}))  # warm the page cache
+    report["rescore_polars"] = phase(RESCORE.format(**fmt))
+    report["queries"] = phase(QUERIES.format(**fmt))
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--rescore-rows", type=int, default=1_000_000)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/scorelake-bench"))
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(REPO))
+    results: dict = {"machine": {"cpus": os.cpu_count()}, "sizes": {}}
+    results["prefect_startup"] = phase(PREFECT_STARTUP)
+    for n in args.sizes:
+        results["sizes"][n] = bench_size(n, args.work)
+        print(json.dumps({n: results["sizes"][n]["ratios"]}), flush=True)
+    if args.rescore_rows:
+        results["large"] = {"rows": args.rescore_rows, **bench_large(args.rescore_rows, max(args.sizes), args.work)}
+    args.out.write_text(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
