@@ -89,6 +89,10 @@ def ingest(
     group: Annotated[Optional[str], typer.Option(
         help="Run group: the system these runs are trials of, for pass^k [default: one group for all "
              "voice-agent sessions, one per tau2 / tau-bench file]")] = None,
+    task_runner: Annotated[str, typer.Option(
+        help="Where the per-run tasks run: threads, processes, or dask (prefect-dask)")] = "threads",
+    dask_address: Annotated[Optional[str], typer.Option(
+        help="Scheduler address of an existing Dask cluster [default: a local multi-process cluster]")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")] = False,
 ) -> None:
     """Ingest new or changed runs (a Prefect flow), score them, refresh the views.
@@ -97,15 +101,19 @@ def ingest(
     file or results folder (results.json + simulations/), a tau-bench trajectory file, or a folder of them;
     formats are recognised by content."""
     _prepare_prefect(verbose)
-    from flows.ingest import ingest_flow
+    from flows.ingest import ingest_flow, make_task_runner
 
     for path in runs_dirs or []:
         if not path.exists():
             fail(f"{path}: no such file or directory", 2)
     try:
-        result = ingest_flow(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
-                             warehouse=str(warehouse) if warehouse else None, force=force,
-                             progress=sys.stderr.isatty(), group=group)
+        runner = make_task_runner(task_runner, dask_address)
+    except (ValueError, ImportError) as exc:
+        fail(str(exc), 2)
+    try:
+        result = ingest_flow.with_options(task_runner=runner)(
+            runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
+            warehouse=str(warehouse) if warehouse else None, force=force, progress=sys.stderr.isatty(), group=group)
     except WarehouseBusy as exc:
         fail(str(exc))
     except ValueError as exc:
@@ -143,9 +151,11 @@ def sql(
     emit(df, fmt)
 
 
-def _policy_id(wh: Warehouse, name: str) -> str:
+def open_scored(warehouse: Path | None, policy: str) -> tuple[Warehouse, str]:
+    """The warehouse and the id of the stored policy named ``policy``."""
+    wh = open_warehouse(warehouse)
     try:
-        return find_policy(wh, name).id
+        return wh, find_policy(wh, policy).id
     except KeyError as exc:
         fail(str(exc.args[0]), 2)
 
@@ -159,8 +169,7 @@ def rates(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Success, task-success and per-signal rates, per domain or per signal."""
-    wh = open_warehouse(warehouse)
-    policy_id = _policy_id(wh, policy)
+    wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         df = wh.query(con, f"rates_by_{by}", policy_id=policy_id, run_id=run)
     if run and df.is_empty():
@@ -176,8 +185,7 @@ def summary(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
 ) -> None:
     """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
-    wh = open_warehouse(warehouse)
-    policy_id = _policy_id(wh, policy)
+    wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         runs = wh.query(con, "run", run_id=run)
         if runs.is_empty():
@@ -268,8 +276,7 @@ def compare_runs(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
-    wh = open_warehouse(warehouse)
-    policy_id = _policy_id(wh, policy)
+    wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         for run in (run_a, run_b):
             if wh.query(con, "run", run_id=run).is_empty():
@@ -311,8 +318,7 @@ def history(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals."""
-    wh = open_warehouse(warehouse)
-    policy_id = _policy_id(wh, policy)
+    wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         df = wh.query(con, "history", policy_id=policy_id, domain=domain)
     if df.is_empty():
@@ -329,8 +335,7 @@ def report(
     """Write a self-contained HTML report: rates across runs, latest vs previous run, stalled scenarios."""
     from transforms.report import render_report
 
-    wh = open_warehouse(warehouse)
-    policy_id = _policy_id(wh, policy)
+    wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         runs = wh.query(con, "report_runs", policy_id=policy_id)
         if runs.is_empty():

@@ -6,6 +6,7 @@ Flows only orchestrate; the work is in ``transforms.pipeline``. A task handles a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -27,6 +28,31 @@ from transforms.policy import Policy
 from transforms.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 DEFAULT_RUNS = DEFAULT_WAREHOUSE.parent / "runs"
+
+
+TASK_RUNNERS = ("threads", "processes", "dask")
+
+
+def make_task_runner(kind: str, dask_address: str | None = None):
+    """The task runner for the ingest fan-out: threads (Prefect's default), a local process pool,
+    or Dask through prefect-dask (an existing cluster at ``dask_address``, else a local
+    multi-process cluster with one worker per core)."""
+    if kind == "threads":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner()
+    if kind == "processes":
+        from prefect.task_runners import ProcessPoolTaskRunner
+
+        return ProcessPoolTaskRunner(max_workers=os.cpu_count())
+    if kind == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        if dask_address:
+            return DaskTaskRunner(address=dask_address)
+        return DaskTaskRunner(cluster_kwargs={"n_workers": os.cpu_count(), "threads_per_worker": 1,
+                                              "processes": True, "dashboard_address": None})
+    raise ValueError(f"unknown task runner '{kind}'; choose one of {', '.join(TASK_RUNNERS)}")
 
 
 def _progress(enabled: bool) -> Progress:

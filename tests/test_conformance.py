@@ -59,12 +59,14 @@ def test_every_session_ingested_without_quarantine(ingested):
     assert all(r["quarantined"] == 0 for r in result["ingested"])
 
 
+def assert_matches_upstream(got: dict, session: str, scenario: str) -> None:
+    expected = upstream_verdicts({m["scenario_name"]: m for m in upstream_metrics(session)}[scenario])
+    assert {k: got[k] for k in expected} == expected
+
+
 @pytest.mark.parametrize("session,scenario", SCENARIOS, ids=[f"{s}/{n}" for s, n in SCENARIOS])
 def test_scenario_verdicts_match_upstream(recorded, session, scenario):
-    upstream = {m["scenario_name"]: m for m in upstream_metrics(session)}[scenario]
-    expected = upstream_verdicts(upstream)
-    got = recorded[session][scenario]
-    assert {k: got[k] for k in expected} == expected
+    assert_matches_upstream(recorded[session][scenario], session, scenario)
 
 
 @pytest.mark.parametrize("session", SESSIONS)
@@ -109,10 +111,7 @@ VARIANT_SCENARIOS = [(v, m["scenario_name"]) for v in VARIANTS for m in upstream
 
 @pytest.mark.parametrize("variant,scenario", VARIANT_SCENARIOS, ids=[f"{v}/{n}" for v, n in VARIANT_SCENARIOS])
 def test_rescored_baseline_matches_variant_scenario(variants, variant, scenario):
-    upstream = {m["scenario_name"]: m for m in upstream_metrics(variant)}[scenario]
-    expected = upstream_verdicts(upstream)
-    got = variants[variant][scenario]
-    assert {k: got[k] for k in expected} == expected
+    assert_matches_upstream(variants[variant][scenario], variant, scenario)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

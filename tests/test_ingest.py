@@ -214,3 +214,17 @@ def test_cli_reports_unknown_runs_and_policies(ingested):
         assert "error:" in result.stderr
     missing = runner.invoke(app, ["sql", "SELECT 1", "--warehouse", str(wh.root / "nowhere")])
     assert missing.exit_code == 1 and "no scorelake warehouse" in missing.stderr
+
+
+def test_ingest_fan_out_on_a_local_multi_process_dask_cluster(prefect_server, runs_copy, tmp_path):
+    runs = runs_copy(MIXED, RESUMED, "eval_20260904_080000")
+    result = runner.invoke(app, ["ingest", str(runs), "--task-runner", "dask", "--warehouse", str(tmp_path / "wh")])
+    assert result.exit_code == 0, result.output
+    assert "3 ingested" in result.stderr
+    summary = runner.invoke(app, ["summary", MIXED, "--warehouse", str(tmp_path / "wh")])
+    assert summary.stdout_bytes == (CONFORMANCE / MIXED / "all_summary.txt").read_bytes()
+    # Any Parquet engine reads the tables: here pyarrow, on its own.
+    import pyarrow.dataset as ds
+
+    scenarios = ds.dataset(str(tmp_path / "wh" / "tables" / "scenarios"), format="parquet").to_table()
+    assert scenarios.num_rows >= 34 + 32 + 14

@@ -89,17 +89,17 @@ def scenario_dirs(session: Path) -> tuple[list[Path], list[Path]]:
     """(scenario directories, ``*.killed.*`` directories) of a session, each sorted by name."""
     live: list[Path] = []
     killed: list[Path] = []
-    for child in sorted(session.iterdir()):
-        if not child.is_dir():
-            continue
-        if KILLED_MARK in child.name:
-            killed.append(child)
-        elif any((child / marker).exists() for marker in SCENARIO_MARKERS):
-            live.append(child)
+    with os.scandir(session) as entries:
+        folders = sorted((e.name, e.path) for e in entries if e.is_dir())
+    for name, path in folders:
+        if KILLED_MARK in name:
+            killed.append(Path(path))
+        elif any(os.path.exists(os.path.join(path, marker)) for marker in SCENARIO_MARKERS):
+            live.append(Path(path))
     return live, killed
 
 
-def _stat_token(path: Path) -> str:
+def _stat_token(path: str | Path) -> str:
     try:
         st = os.stat(path)
     except OSError:
@@ -108,10 +108,10 @@ def _stat_token(path: Path) -> str:
 
 
 def scenario_fingerprint(scenario_dir: Path) -> str:
-    digest = hashlib.blake2b(digest_size=12)
-    for name in SCENARIO_INPUTS:
-        digest.update(f"{name}={_stat_token(scenario_dir / name)};".encode())
-    return digest.hexdigest()
+    # Plain strings and os.stat: this runs for every scenario of every session on each ingest.
+    base = os.fspath(scenario_dir)
+    tokens = ";".join(_stat_token(os.path.join(base, name)) for name in SCENARIO_INPUTS)
+    return hashlib.blake2b(tokens.encode(), digest_size=12).hexdigest()
 
 
 def session_fingerprint(session: Session, scenario_fingerprints: dict[str, str] | None = None) -> str:

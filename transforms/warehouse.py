@@ -18,6 +18,7 @@ old or the new state visible, never a mix; files of dead generations are removed
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
 import secrets
@@ -198,16 +199,24 @@ class Warehouse:
     def build_views(self) -> None:
         """(Re)create the view database beside the old one and rename it into place.
 
+        The views read the Parquet globs at query time, so new data needs no rebuild: it is skipped
+        when the statements (SQL, table schemas, warehouse path) are those the database was built from.
         Readers holding the old file keep reading it; a rename never waits for their locks.
         """
         self.init()
+        statements = self.view_sql()
+        stamp = hashlib.sha256(repr((statements, SCHEMAS)).encode()).hexdigest()
+        stamp_file = self.root / ".views.sha256"
+        if self.db_path.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+            return
         tmp = self.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
         try:
             with duckdb.connect(str(tmp)) as con:
-                for _, statement in self.view_sql():
+                for _, statement in statements:
                     con.execute(statement)
                 con.execute("CHECKPOINT")
             os.replace(tmp, self.db_path)
+            stamp_file.write_text(stamp)
         finally:
             tmp.unlink(missing_ok=True)
             Path(f"{tmp}.wal").unlink(missing_ok=True)
