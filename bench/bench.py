@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent

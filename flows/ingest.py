@@ -28,8 +28,6 @@ from transforms.policy import Policy
 from transforms.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 DEFAULT_RUNS = DEFAULT_WAREHOUSE.parent / "runs"
-
-
 TASK_RUNNERS = ("threads", "processes", "dask")
 
 

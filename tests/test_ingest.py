@@ -216,9 +216,12 @@ def test_cli_reports_unknown_runs_and_policies(ingested):
     assert missing.exit_code == 1 and "no scorelake warehouse" in missing.stderr
 
 
-def test_ingest_fan_out_on_a_local_multi_process_dask_cluster(prefect_server, runs_copy, tmp_path):
+@pytest.mark.parametrize("task_runner", ["dask", "processes"])
+def test_ingest_fan_out_across_processes(prefect_server, runs_copy, tmp_path, task_runner):
+    """Through prefect-dask on a local multi-process cluster, and through a local process pool."""
     runs = runs_copy(MIXED, RESUMED, "eval_20260904_080000")
-    result = runner.invoke(app, ["ingest", str(runs), "--task-runner", "dask", "--warehouse", str(tmp_path / "wh")])
+    result = runner.invoke(app, ["ingest", str(runs), "--task-runner", task_runner,
+                                 "--warehouse", str(tmp_path / "wh")])
     assert result.exit_code == 0, result.output
     assert "3 ingested" in result.stderr
     summary = runner.invoke(app, ["summary", MIXED, "--warehouse", str(tmp_path / "wh")])

@@ -8,7 +8,6 @@ import sys
 import time
 
 import anyio
-import pytest
 
 from flows.ingest import ingest_flow
 from transforms.pipeline import save_policy

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Callable
 
 from transforms.columns import SCHEMAS, frame

@@ -22,7 +22,6 @@ import hashlib
 import os
 import re
 import secrets
-import shutil
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -160,11 +159,6 @@ class Warehouse:
             for path in folder.glob("*.parquet") if folder.exists() else ():
                 if path.stem.split("__")[0] != live:
                     path.unlink(missing_ok=True)
-
-    def remove_run(self, run_id: str) -> None:
-        self.run_file(run_id).unlink(missing_ok=True)
-        for table in PER_RUN_TABLES:
-            shutil.rmtree(self.tables / table / run_id, ignore_errors=True)
 
     # ---- DuckDB views ----------------------------------------------------------------------
     def view_sql(self) -> list[tuple[str, str]]:
