@@ -174,11 +174,6 @@ class ScenarioSource:
         return self.run.invocations[self.invocation_index]
 
 
-def _py_str(value: Any) -> str:
-    """How the runner prints a bool-or-"N/A" value (Python ``str``)."""
-    return str(value)
-
-
 def _json_text(value: Any) -> str | None:
     return None if value is _MISSING else json.dumps(value, ensure_ascii=False)
 
@@ -218,8 +213,9 @@ DERIVATIONS: dict[str, Callable[[ScenarioSource], Any]] = {
     else len(s.judge.nl_assertion_verdicts),
     "nl_passed": lambda s: None if s.judge is None or s.judge.nl_assertion_verdicts is None
     else sum(v.passed for v in s.judge.nl_assertion_verdicts),
-    "raw_is_action_match": lambda s: _py_str(s.metrics.is_action_match),
-    "raw_is_successful": lambda s: _py_str(s.metrics.is_successful),
+    # As the runner prints a bool-or-"N/A" value: Python's str().
+    "raw_is_action_match": lambda s: str(s.metrics.is_action_match),
+    "raw_is_successful": lambda s: str(s.metrics.is_successful),
 }
 
 
@@ -235,7 +231,8 @@ def _column_values(src: ScenarioSource) -> dict[str, Any]:
             value = None
         if value is None and column.required:
             file = next((SCENARIO_FILES[s.file] for s in column.sources if not isinstance(s, Derived)), "metrics.json")
-            raise BadInput(file, f"required value '{column.name}' is missing")
+            raise BadInput(os.path.relpath(src.dir / file, src.run.session.path),
+                           f"required value '{column.name}' is missing")
         row[column.name] = value
     return row
 
