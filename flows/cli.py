@@ -177,6 +177,14 @@ def rates(
     emit(df, fmt)
 
 
+def require_run(wh: Warehouse, con, run: str) -> dict:
+    """The committed run named ``run``, or a clear error."""
+    found = wh.query(con, "run", run_id=run)
+    if found.is_empty():
+        fail(f"no run '{run}' in {wh.root}", 2)
+    return found.row(0, named=True)
+
+
 @app.command()
 def summary(
     run: Annotated[str, typer.Argument(help="Run id: the session directory name, e.g. eval_20260902_091500")],
@@ -187,11 +195,8 @@ def summary(
     """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
     wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
-        runs = wh.query(con, "run", run_id=run)
-        if runs.is_empty():
-            fail(f"no run '{run}' in {wh.root}", 2)
+        info = require_run(wh, con, run)
         rows = wh.query(con, "summary_scenarios", run_id=run, policy_id=policy_id).to_dicts()
-    info = runs.row(0, named=True)
     if info["status"] == "quarantined":
         fail(f"run '{run}' is quarantined (see the `quarantined` view)", 2)
     min_turns = rows[0]["min_agent_turns"] if rows else info["min_agent_turns"]
@@ -279,8 +284,7 @@ def compare_runs(
     wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         for run in (run_a, run_b):
-            if wh.query(con, "run", run_id=run).is_empty():
-                fail(f"no run '{run}' in {wh.root}", 2)
+            require_run(wh, con, run)
         c = _comparison(wh, con, run_a, run_b, policy_id)
     if fmt is not Format.table:
         if fmt is Format.csv:
