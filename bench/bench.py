@@ -158,13 +158,13 @@ REPLICATE = """
         for run in runs.iter_rows(named=True):
             new_id = run["run_id"] + f"_c{{c}}"
             gen = run["generation"]
-            scen = pl.read_parquet(wh.table_file("scenarios", run["run_id"], gen))
-            write_parquet_atomic(scen.with_columns(run_id=pl.lit(new_id)), wh.table_file("scenarios", new_id, gen))
-            for table in ("verdicts", "quarantine"):
-                df = pl.read_parquet(wh.table_file(table, run["run_id"], gen))
+            one = runs.filter(pl.col("run_id") == run["run_id"])
+            for table in ("scenarios", "verdicts", "quarantine"):
+                df = wh.scan(table, one).collect()
                 write_parquet_atomic(df.with_columns(run_id=pl.lit(new_id)), wh.table_file(table, new_id, gen))
             row = runs.filter(pl.col("run_id") == run["run_id"]).with_columns(run_id=pl.lit(new_id))
             write_parquet_atomic(row, wh.run_file(new_id))
+    wh.compact()  # what ingest does on its own once per-run files pile up
     result["runs"] = wh.committed_runs().height
 """
 

@@ -367,6 +367,20 @@ def check(warehouse: WarehouseOpt = None) -> None:
 
 
 @app.command()
+def compact(warehouse: WarehouseOpt = None) -> None:
+    """Fold the per-run Parquet files into one snapshot per table (ingest and rescore do it on their
+    own once the files pile up); queries and re-scores then open a handful of files."""
+    wh = open_warehouse(warehouse)
+    try:
+        with wh.writer_lock():
+            wh.sweep()
+            wh.compact()
+    except WarehouseBusy as exc:
+        fail(str(exc))
+    err.print(f"{wh.root}: compacted ({wh.committed_runs().height} runs)")
+
+
+@app.command()
 def policies(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
     """List stored scoring policies."""
     wh = open_warehouse(warehouse)

@@ -100,6 +100,7 @@ def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None
             for future in as_completed(futures):
                 reports.append(future.result())
                 bar.advance(job)
+        wh.compact_if_fragmented()
         wh.build_views()
     return {
         "warehouse": str(wh.root),
@@ -131,6 +132,7 @@ def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = 
         scored = {name: future.result() for name, future in futures.items()}
         for policy in policies:
             save_policy(wh, policy)
+        wh.compact_if_fragmented()
         wh.build_views()
     return {"warehouse": str(wh.root), "scored": scored}
 

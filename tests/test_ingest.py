@@ -66,7 +66,7 @@ def test_views_answer_from_a_plain_duckdb_client(ingested):
 
 def test_tables_are_plain_parquet(ingested):
     wh, _ = ingested
-    (runs,), = duckdb.sql(f"SELECT count(*) FROM read_parquet('{wh.tables}/runs/*.parquet')").fetchall()
+    (runs,), = duckdb.sql(f"SELECT count(*) FROM read_parquet('{wh.tables}/runs/*/run.parquet')").fetchall()
     verdicts = duckdb.sql(
         f"SELECT kind, count(*) FROM read_parquet('{wh.tables}/verdicts/*/*.parquet') GROUP BY kind ORDER BY kind"
     ).fetchall()

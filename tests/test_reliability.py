@@ -206,13 +206,15 @@ def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, cli_e
     # How long each command takes here, so the kills can be spread over its whole life.
     durations = {"ingest": timed("ingest", str(many_runs), "-w", str(wh.root), env=cli_env),
                  "rescore": timed("rescore", "--policy", "timing", "--judge-threshold", "0.4", "-w", str(wh.root),
-                                  env=cli_env)}
+                                  env=cli_env),
+                 "compact": timed("compact", "-w", str(wh.root), env=cli_env)}
     rng = random.Random(20261202)
     killed = 0
-    for attempt in range(6):
-        command = "ingest" if attempt % 2 == 0 else "rescore"
-        args = (("ingest", str(many_runs), "--force") if command == "ingest"
-                else ("rescore", "--policy", f"crash-{attempt}", "--judge-threshold", f"0.{attempt}"))
+    for attempt in range(9):
+        command = ("ingest", "rescore", "compact")[attempt % 3]
+        args = {"ingest": ("ingest", str(many_runs), "--force"),
+                "rescore": ("rescore", "--policy", f"crash-{attempt}", "--judge-threshold", f"0.{attempt}"),
+                "compact": ("compact",)}[command]
         process = cli(*args, "-w", str(wh.root), env=cli_env)
         time.sleep(rng.uniform(0.3, 0.95) * durations[command])
         if process.poll() is None:
@@ -220,7 +222,7 @@ def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, cli_e
             killed += 1
         process.wait(timeout=300)
         assert_consistent(wh)
-    assert killed >= 3, "the kills should land while work is in progress"
+    assert killed >= 4, "the kills should land while work is in progress"
     # The next ingest completes the job and the warehouse is exact again.
     assert cli("ingest", str(many_runs), "--force", "-w", str(wh.root), env=cli_env).wait(timeout=300) == 0
     assert_consistent(wh)
@@ -241,3 +243,38 @@ def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, cli_env, tm
     assert any(code == 0 for code, _ in results)
     assert all(code == 0 or "is being written by pid" in err for code, err in results)
     assert_consistent(wh)
+
+
+def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_path):
+    runs = runs_copy(MIXED, BASELINE, "eval_20260904_093000")
+    wh = Warehouse(tmp_path / "wh")
+    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    query = ("SELECT run_id, domain, success_passed, success_total, db_state_assertion_passed, nl_assertion_total "
+             "FROM domain_rates ORDER BY ALL")
+    with wh.connect() as con:
+        before = con.execute(query).fetchall()
+    with wh.writer_lock():
+        wh.compact()
+    assert all(not wh.delta_files(t) for t in ("runs", "scenarios", "scores"))
+    with wh.connect() as con:
+        assert con.execute(query).fetchall() == before
+    assert verify(wh) == []
+
+    # After compaction: a changed session replaces its compacted rows, a new policy is scored.
+    metrics_file = runs / MIXED / "qa__largest_ocean" / "metrics.json"
+    metrics = json.loads(metrics_file.read_text())
+    metrics_file.write_text(json.dumps({**metrics, "stop_reason": "[TIMEOUT]"}))
+    result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    assert [r["run_id"] for r in result["ingested"]] == [MIXED]
+    from transforms.pipeline import rescore, save_policy
+
+    policy = Policy(name="after-compaction", judge_threshold=0.5)
+    assert rescore(wh, policy) == 34 + 14 + 14
+    assert rescore(wh, policy) == 0  # already scored: nothing to redo
+    save_policy(wh, policy)
+    assert verify(wh) == []
+    with wh.connect() as con:
+        (clean,), = con.execute("SELECT clean_exit FROM scenario_scores WHERE run_id = ? AND scenario_name = "
+                                "'qa__largest_ocean' AND policy_name = 'recorded'", [MIXED]).fetchall()
+        assert clean is False
+        assert con.execute("SELECT count(*) FROM scenario_scores").fetchone() == ((34 + 14 + 14) * 2,)

@@ -119,20 +119,22 @@ def record_refusals(wh: Warehouse, refused: list[tuple[Session, str]]) -> None:
 
 def verify(wh: Warehouse) -> list[str]:
     """Consistency problems of the committed state: every run's rows complete, every stored policy scored."""
-    problems = []
     runs = wh.committed_runs()
-    policies = stored_policies(wh)
-    for run in runs.iter_rows(named=True):
-        for table, expected in (("scenarios", run["n_scenarios"]), ("quarantine", run["n_quarantined"])):
-            path = wh.table_file(table, run["run_id"], run["generation"])
-            found = pl.read_parquet(path).height if path.exists() else None
-            if found != expected:
-                problems.append(f"{run['run_id']}: {table} has {found} rows, run says {expected}")
-        for policy in policies if run["n_scenarios"] else ():
-            path = wh.scores_file(run["run_id"], run["generation"], policy.id)
-            found = pl.read_parquet(path).height if path.exists() else None
-            if found != run["n_scenarios"]:
-                problems.append(f"{run['run_id']}: policy {policy.name} scored {found} of {run['n_scenarios']}")
+    expected = runs.select("run_id", "n_scenarios", "n_quarantined")
+    problems = []
+    for table, column in (("scenarios", "n_scenarios"), ("quarantine", "n_quarantined")):
+        found = wh.scan(table, runs).group_by("run_id").len().collect()
+        joined = expected.join(found, on="run_id", how="left").with_columns(pl.col("len").fill_null(0))
+        for run_id, want, got in joined.filter(pl.col("len") != pl.col(column)).select(
+                "run_id", column, "len").iter_rows():
+            problems.append(f"{run_id}: {table} has {got} rows, run says {want}")
+    scored = wh.scan("scores", runs).group_by("run_id", "policy_id").len().collect()
+    for policy in stored_policies(wh):
+        counts = expected.filter(pl.col("n_scenarios") > 0).join(
+            scored.filter(pl.col("policy_id") == policy.id), on="run_id", how="left")
+        for run_id, want, got in counts.filter(pl.col("len").fill_null(0) != pl.col("n_scenarios")).select(
+                "run_id", "n_scenarios", "len").iter_rows():
+            problems.append(f"{run_id}: policy {policy.name} scored {got or 0} of {want}")
     return problems
 
 
@@ -151,17 +153,23 @@ def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
 
 
 def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> int:
-    """Score stored scenarios under ``policy`` from Parquet alone; returns the number of scenarios."""
+    """Score stored scenarios under ``policy`` from Parquet alone; returns the number scored.
+
+    Runs that already hold scores under this policy for their committed generation are skipped:
+    a policy's id is a hash of everything its verdicts depend on (scorer version included), so
+    those scores could only come out the same. An interrupted re-score thus resumes where it stopped.
+    """
     runs = wh.committed_runs()
     if run_ids:
         missing = sorted(set(run_ids) - set(runs["run_id"]))
         if missing:
             raise KeyError(f"not in the warehouse: {', '.join(missing)}")
         runs = runs.filter(pl.col("run_id").is_in(run_ids))
+    done = wh.scan("scores", runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
+    todo = runs.filter(pl.col("n_scenarios") > 0).join(done, on="run_id", how="anti")
     scored = 0
-    for batch in _run_batches(runs.filter(pl.col("n_scenarios") > 0), RESCORE_BATCH_ROWS):
+    for batch in _run_batches(todo, RESCORE_BATCH_ROWS) if todo.height else ():
         scores = score(wh.scan("scenarios", batch), policy).collect()
-        for (run_id, generation), part in scores.partition_by("run_id", "generation", as_dict=True).items():
-            wh.write_scores(run_id, generation, policy.id, part)
+        write_parquet_atomic(scores, wh.rescore_file(policy.id))
         scored += scores.height
     return scored

@@ -2,17 +2,21 @@
 
 Layout under the warehouse root::
 
-    tables/runs/<run_id>.parquet                 one row; its ``generation`` is the commit point
+    tables/runs/<run_id>/run.parquet             one row; its ``generation`` is the commit point
     tables/<table>/<run_id>/<generation>.parquet scenarios, verdicts, quarantine
-    tables/scores/<run_id>/<generation>__<policy_id>.parquet
+    tables/scores/<run_id>/<generation>__<policy_id>.parquet   scores written at ingest
+    tables/scores/_rescore/<policy_id>__<batch>.parquet        scores written by a re-score
+    tables/_snapshots/<table>.parquet            compacted rows of runs and of the four tables above
     tables/policies/<policy_id>.parquet
     tables/<table>/_schema/empty.parquet         the declared schema, so empty tables still have views
     scorelake.duckdb                             views only (sql/), over the Parquet files
 
-A run's rows are written first under a fresh generation; replacing the one-row
-``runs/<run_id>.parquet`` (an atomic rename) then switches readers to them. The staging views
-join every table to ``runs`` on (run_id, generation), so a crash at any moment leaves either the
-old or the new state visible, never a mix; files of dead generations are removed afterwards.
+A run's rows are written first under a fresh generation; replacing its one-row ``run.parquet`` (an
+atomic rename) then switches readers to them. The staging views keep, per run, the newest
+generation and join every table to it on (run_id, generation), so a crash at any moment leaves
+either the old or the new state visible, never a mix; files of dead generations are removed
+afterwards. Compaction folds the visible rows of the many small per-run files into one snapshot
+file per table; a per-run row whose key the snapshot already holds is not shown twice.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one
 DEFAULT_WAREHOUSE = REPO_ROOT / "data" / "warehouse"
 DB_FILE = "scorelake.duckdb"
 PER_RUN_TABLES = ("scenarios", "verdicts", "quarantine", "scores")
+COMPACTED_TABLES = ("runs", *PER_RUN_TABLES)
+# Rows of a table are the same rows when these match (scores: one per policy).
+ROW_KEYS = {table: ("run_id", "generation") for table in COMPACTED_TABLES} | {
+    "scores": ("run_id", "generation", "policy_id")}
+COMPACT_AFTER_FILES = 256  # per-run files in the warehouse before an ingest or re-score compacts
 
 
 def default_warehouse() -> Path:
@@ -86,21 +95,23 @@ class Warehouse:
             raise FileNotFoundError(f"{self.root}: no scorelake warehouse here (run `scorelake ingest` first)")
 
     def init(self) -> None:
-        """Write each table's schema file. When a table's declared schema changed (a newer scorelake),
-        its files are rewritten to it first, new columns as NULL: the views read every file of a
-        table with one schema, which keeps binding them cheap however many files there are."""
+        """Write each table's schema file (and empty snapshot). When a table's declared schema changed
+        (a newer scorelake), its files are rewritten to it first, new columns as NULL: the views read
+        every file of a table with one schema, which keeps binding them cheap however many there are."""
         for table in SCHEMAS:
             schema_file = self.tables / table / "_schema" / "empty.parquet"
-            if schema_file.exists() and pl.read_parquet_schema(schema_file) == empty_frame(table).schema:
-                continue
-            if schema_file.exists():
-                self._migrate(table)
-            write_parquet_atomic(empty_frame(table), schema_file)
+            if not schema_file.exists() or pl.read_parquet_schema(schema_file) != empty_frame(table).schema:
+                if schema_file.exists():
+                    self._migrate(table)
+                write_parquet_atomic(empty_frame(table), schema_file)
+            if table in COMPACTED_TABLES and not self.snapshot_file(table).exists():
+                write_parquet_atomic(empty_frame(table), self.snapshot_file(table))
 
     def _migrate(self, table: str) -> None:
         target = empty_frame(table)
-        for path in (self.tables / table).rglob("*.parquet"):
-            if path.parent.name != "_schema":
+        paths = [*(self.tables / table).rglob("*.parquet"), self.snapshot_file(table)]
+        for path in paths:
+            if path.exists() and path.parent.name != "_schema":
                 old = pl.read_parquet(path)
                 write_parquet_atomic(pl.concat([target, old], how="diagonal_relaxed").select(target.columns), path)
 
@@ -110,7 +121,17 @@ class Warehouse:
             tmp.unlink(missing_ok=True)
 
     def run_file(self, run_id: str) -> Path:
-        return self.tables / "runs" / f"{run_id}.parquet"
+        return self.tables / "runs" / run_id / "run.parquet"
+
+    def snapshot_file(self, table: str) -> Path:
+        return self.tables / "_snapshots" / f"{table}.parquet"
+
+    def delta_files(self, table: str) -> list[Path]:
+        """The table's files not yet compacted (per run, or per re-score batch)."""
+        return [p for p in (self.tables / table).glob("*/*.parquet") if p.parent.name != "_schema"]
+
+    def rescore_file(self, policy_id: str) -> Path:
+        return self.tables / "scores" / "_rescore" / f"{policy_id}__{new_generation()}.parquet"
 
     def table_file(self, table: str, run_id: str, generation: str) -> Path:
         return self.tables / table / run_id / f"{generation}.parquet"
@@ -123,21 +144,49 @@ class Warehouse:
 
     # ---- reading --------------------------------------------------------------------------
     def committed_runs(self) -> pl.DataFrame:
-        files = sorted((self.tables / "runs").glob("*.parquet"))
+        """Each run's committed row: the newest generation among the snapshot and the per-run files."""
+        files = [f for f in (self.snapshot_file("runs"), *self.delta_files("runs")) if f.exists()]
         if not files:
             return empty_frame("runs")
-        try:
-            return pl.read_parquet(files)
-        except pl.exceptions.PolarsError:  # files from before a schema change: align them by name
-            return pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
+        return (pl.read_parquet(files).sort("generation", descending=True)
+                .unique("run_id", keep="first", maintain_order=True).sort("run_id"))
 
     def scan(self, table: str, runs: pl.DataFrame) -> pl.LazyFrame:
-        """Current-generation rows of a per-run table for the given committed runs."""
-        files = [self.table_file(table, r, g) for r, g in runs.select("run_id", "generation").iter_rows()]
-        files = [f for f in files if f.exists()]
-        if not files:
-            return empty_frame(table).lazy()
-        return pl.scan_parquet(files)
+        """The visible rows of a table for the given committed runs: compacted rows, then per-run
+        rows whose key the snapshot does not hold (the same rows, if a compaction was cut short)."""
+        keys = runs.select("run_id", "generation").lazy()
+        row_key = list(ROW_KEYS[table])
+        snapshot = self.snapshot_file(table)
+        compacted = (pl.scan_parquet(snapshot) if snapshot.exists() else empty_frame(table).lazy()).join(
+            keys, on=["run_id", "generation"], how="semi")
+        deltas = self.delta_files(table)
+        if not deltas:
+            return compacted
+        recent = (pl.scan_parquet(deltas).join(keys, on=["run_id", "generation"], how="semi")
+                  .join(compacted.select(row_key).unique(), on=row_key, how="anti"))
+        return pl.concat([compacted, recent])
+
+    def compact(self) -> None:
+        """Fold every table's visible rows into its snapshot and remove the per-run files
+        (call with the writer lock held). Each table stays exact at every moment: a snapshot
+        replaces the old one by rename, and rows present in both are shown once."""
+        runs = self.committed_runs()
+        for table in COMPACTED_TABLES:
+            deltas = self.delta_files(table)
+            rows = runs.lazy() if table == "runs" else self.scan(table, runs)
+            tmp = self.snapshot_file(table).with_name(f".{table}.{secrets.token_hex(4)}.tmp")
+            rows.sink_parquet(tmp, compression="zstd")
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.snapshot_file(table))
+            for path in deltas:
+                path.unlink(missing_ok=True)
+
+    def compact_if_fragmented(self) -> bool:
+        if sum(len(self.delta_files(t)) for t in COMPACTED_TABLES) <= COMPACT_AFTER_FILES:
+            return False
+        self.compact()
+        return True
 
     # ---- writing -------------------------------------------------------------------------
     def write_run_tables(self, run_id: str, generation: str, tables: dict[str, pl.DataFrame]) -> None:
@@ -154,6 +203,7 @@ class Warehouse:
         self.drop_dead_generations(run_id, run_row["generation"][0])
 
     def drop_dead_generations(self, run_id: str, live: str) -> None:
+        """Per-run files of older generations; compacted or re-score rows of them go at the next compaction."""
         for table in PER_RUN_TABLES:
             folder = self.tables / table / run_id
             for path in folder.glob("*.parquet") if folder.exists() else ():
