@@ -75,8 +75,10 @@ def emit(df: pl.DataFrame, fmt: Format, title: str | None = None) -> None:
 
 def open_warehouse(warehouse: Path | None) -> Warehouse:
     wh = Warehouse(warehouse)
-    if not wh.exists():
-        fail(f"{wh.root}: no scorelake warehouse here; run `scorelake ingest` first")
+    try:
+        wh.require()
+    except FileNotFoundError as exc:
+        fail(str(exc))
     return wh
 
 
@@ -281,6 +283,8 @@ def compare_runs(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
+    from transforms.compare import delta_text
+
     wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         for run in (run_a, run_b):
@@ -301,8 +305,7 @@ def compare_runs(
         table.add_column(column, justify="left" if column == "domain" else "right")
     for r in c.deltas.iter_rows(named=True):
         ci = lambda lo, hi: "" if lo is None else f"[{lo * 100:.1f}, {hi * 100:.1f}]"  # noqa: E731
-        delta = "" if r["delta"] is None else f"{r['delta'] * 100:+.1f} pts"
-        delta_ci = "" if r["delta"] is None else f"[{r['delta_ci_low'] * 100:+.1f}, {r['delta_ci_high'] * 100:+.1f}]"
+        delta, delta_ci = delta_text(r, "")
         table.add_row(r["domain"], f"{pct(r['rate_a'])} ({r['passed_a']}/{r['total_a']})" if r["total_a"] else "",
                       ci(r["ci_low_a"], r["ci_high_a"]),
                       f"{pct(r['rate_b'])} ({r['passed_b']}/{r['total_b']})" if r["total_b"] else "",

@@ -20,6 +20,14 @@ class Comparison:
     mcnemar: McNemar
 
 
+def delta_text(row: dict, missing: str) -> tuple[str, str]:
+    """A ``deltas`` row's change in points and its 95% interval, as shown to a person."""
+    if row["delta"] is None:
+        return missing, missing
+    return (f"{row['delta'] * 100:+.1f} pts",
+            f"[{row['delta_ci_low'] * 100:+.1f}, {row['delta_ci_high'] * 100:+.1f}]")
+
+
 def compare(rates: pl.DataFrame, flips: pl.DataFrame, run_a: str, run_b: str) -> Comparison:
     """``rates``: queries/compare_rates.sql rows; ``flips``: queries/compare_flips.sql rows."""
     side = lambda run, tag: rates.filter(pl.col("run_id") == run).select(  # noqa: E731

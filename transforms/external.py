@@ -132,8 +132,7 @@ def _collect(session: Session, generation: str, items: list[tuple[str, Callable[
             row, row_verdicts = read()
         except BadInput as err:
             errors.append(err)
-            quarantine.append({"run_id": session.run_id, "generation": generation, "scenario_name": None,
-                               "file": err.file, "reason": err.reason, "error": err.error})
+            quarantine.append(err.quarantine_row(session.run_id, generation, None))
             continue
         row["position"] = len(rows)
         rows.append(row)
@@ -142,8 +141,7 @@ def _collect(session: Session, generation: str, items: list[tuple[str, Callable[
 
 
 def _quarantined_run(session: Session, generation: str, fingerprint: str, source: str, err: BadInput) -> SessionTables:
-    quarantine = [{"run_id": session.run_id, "generation": generation, "scenario_name": None,
-                   "file": err.file, "reason": err.reason, "error": err.error}]
+    quarantine = [err.quarantine_row(session.run_id, generation, None)]
     run = _run_row(session, generation, fingerprint, source, None, 0, 0, 1, None)
     return SessionTables(run, frame("scenarios", []), frame("verdicts", []), frame("quarantine", quarantine), [err])
 

@@ -46,6 +46,10 @@ class BadInput(Exception):
         super().__init__(f"{file}: {reason}" + (f" ({error})" if error else ""))
         self.file, self.reason, self.error = file, reason, error
 
+    def quarantine_row(self, run_id: str, generation: str, scenario: str | None) -> dict[str, Any]:
+        return {"run_id": run_id, "generation": generation, "scenario_name": scenario,
+                "file": self.file, "reason": self.reason, "error": self.error}
+
 
 def read_bytes(path: Path, root: Path) -> bytes:
     """A file's bytes, refusing symlinks that leave ``root``, loops, non-files and oversized files.
@@ -352,8 +356,7 @@ def read_session(session: Session, generation: str) -> SessionTables:
 
     def quarantined(scenario: str | None, err: BadInput) -> None:
         errors.append(err)
-        quarantine.append({"run_id": session.run_id, "generation": generation, "scenario_name": scenario,
-                           "file": err.file, "reason": err.reason, "error": err.error})
+        quarantine.append(err.quarantine_row(session.run_id, generation, scenario))
 
     try:
         run_args_doc = load_json(session.path / "run_args.json", session.path)

@@ -142,6 +142,9 @@ RESCORE_BATCH_ROWS = 250_000  # bounds memory: the store is scored a batch of ru
 
 
 def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
+    """Consecutive slices of ``runs`` holding at most ``max_rows`` scenarios (or one larger run)."""
+    if runs.is_empty():
+        return []
     batches, start, rows = [], 0, 0
     counts = runs["n_scenarios"].fill_null(0).to_list()
     for i, n in enumerate(counts):
@@ -168,7 +171,7 @@ def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> 
     done = wh.scan("scores", runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
     todo = runs.filter(pl.col("n_scenarios") > 0).join(done, on="run_id", how="anti")
     scored = 0
-    for batch in _run_batches(todo, RESCORE_BATCH_ROWS) if todo.height else ():
+    for batch in _run_batches(todo, RESCORE_BATCH_ROWS):
         scores = score(wh.scan("scenarios", batch), policy).collect()
         write_parquet_atomic(scores, wh.rescore_file(policy.id))
         scored += scores.height

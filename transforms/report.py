@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from transforms.compare import Comparison
+from transforms.compare import Comparison, delta_text
 
 
 def _json(data: Any) -> str:
@@ -26,8 +26,7 @@ def _pct(value: float | None) -> str:
 def _delta_row(r: dict[str, Any]) -> str:
     delta = r["delta"]
     trend = "" if not delta else "up" if delta > 0 else "down"
-    shown = "–" if delta is None else f"{delta * 100:+.1f} pts"
-    interval = "–" if delta is None else f"[{r['delta_ci_low'] * 100:+.1f}, {r['delta_ci_high'] * 100:+.1f}]"
+    shown, interval = delta_text(r, "–")
     return (f"<tr><td>{html.escape(r['domain'])}</td><td>{_pct(r['rate_a'])}</td><td>{_pct(r['rate_b'])}</td>"
             f"<td class='{trend}'>{shown}</td><td>{interval}</td></tr>")
 
