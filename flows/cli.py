@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from transforms.pipeline import check_policy, find_policy, stored_policies, verify
+from transforms.pipeline import check_policy, find_policy, prepare_for_writing, stored_policies, verify
 from transforms.policy import RECORDED, Policy
 from transforms.raw import Signal
 from transforms.summary import render_summary
@@ -376,7 +376,7 @@ def compact(warehouse: WarehouseOpt = None) -> None:
     wh = open_warehouse(warehouse)
     try:
         with wh.writer_lock():
-            wh.sweep()
+            prepare_for_writing(wh)
             wh.compact()
     except WarehouseBusy as exc:
         fail(str(exc))

@@ -19,6 +19,7 @@ from transforms.pipeline import (
     check_policy,
     ingest_session,
     plan_ingest,
+    prepare_for_writing,
     record_refusals,
     rescore,
     save_policy,
@@ -84,8 +85,7 @@ def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None
     wh = Warehouse(warehouse)
     sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])], group)
     with wh.writer_lock():
-        wh.init()
-        wh.sweep()
+        prepare_for_writing(wh)
         save_policy(wh, Policy())
         plan = plan_ingest(wh, sessions, force=force)
         logger = get_run_logger()
@@ -124,7 +124,7 @@ def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = 
     wh = Warehouse(warehouse)
     wh.require()
     with wh.writer_lock():
-        wh.sweep()
+        prepare_for_writing(wh)
         policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(wh))
         for policy in policies:
             check_policy(wh, policy)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,36 @@ def conformance_sessions() -> list[str]:
 def upstream_metrics(session: str) -> list[dict]:
     """Every scenario's metrics.json of a conformance session, as upstream wrote it."""
     return json.loads((CONFORMANCE / session / "all_metrics.json").read_text())
+
+
+# all_summary.txt's labels -> the rate_rollup column prefix of the same (passed, total) pair.
+SUMMARY_RATES = {
+    "Overall Success Rate": "success", "Task Success Rate (excl. clean_exit)": "task",
+    "Action-list match": "action_match", "DB-State match": "db_state_match",
+    "DB-State-Assertion pass": "db_state_assertion", "NL-Assertion pass": "nl_assertion",
+    "Judge passed (>= threshold)": "judge_passed", "Clean exit": "clean_exit",
+}
+SUMMARY_DOMAIN_BLOCKS = {
+    "Per-Domain Success Rate:": "success", "Per-Domain Task Success Rate (excl. clean_exit):": "task",
+    "Per-Domain DB-State Match Rate:": "db_state_match", "Per-Domain NL-Assertion Pass Rate:": "nl_assertion",
+    "Per-Domain DB-State-Assertion Pass Rate:": "db_state_assertion",
+}
+
+
+def summary_rates(session: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """Every ``NN.NN% (passed/total`` figure of a session's all_summary.txt as upstream printed it,
+    keyed by (domain, rate) with domain '(all)' for the run-wide lines."""
+    text = (CONFORMANCE / session / "all_summary.txt").read_text()
+    rates = {}
+    for m in re.finditer(r"^ *([^:\n]+): +[\d.]+% \((\d+)/(\d+)", text, re.M):
+        if m[1].strip() in SUMMARY_RATES:
+            rates["(all)", SUMMARY_RATES[m[1].strip()]] = (int(m[2]), int(m[3]))
+    for title, rate in SUMMARY_DOMAIN_BLOCKS.items():
+        if title in text:
+            block = text.split(title, 1)[1].split("\n\n", 1)[0]
+            for m in re.finditer(r"^  ([^:\n]+): [\d.]+% \((\d+)/(\d+)\)", block, re.M):
+                rates[m[1], rate] = (int(m[2]), int(m[3]))
+    return rates
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,12 +7,13 @@ policy-variant sessions are reproduced by re-scoring the baseline session from P
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tests.conftest import BASELINE, CONFORMANCE, conformance_sessions, upstream_metrics
+from tests.conftest import BASELINE, CONFORMANCE, conformance_sessions, summary_rates, upstream_metrics
 from transforms.policy import Policy
 from transforms.raw import RunArgsFile
 
@@ -120,3 +121,28 @@ def test_rescored_baseline_summary_equals_variant_summary(ingested, variants, va
     result = runner.invoke(app, ["summary", BASELINE, "--policy", f"as-{variant}", "--warehouse", str(wh.root)])
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (CONFORMANCE / variant / "all_summary.txt").read_bytes()
+
+
+def assert_rates_match_summary(wh, run_id: str, policy_id: str, summary_of: str) -> None:
+    """rate_rollup, added up from rate_counts, against every figure of upstream's all_summary.txt."""
+    with wh.connect() as con:
+        rollup = {r["domain"]: r for r in con.sql("SELECT * FROM rate_rollup WHERE run_id = $run AND policy_id = "
+                                                  "$policy", params={"run": run_id, "policy": policy_id}).pl().to_dicts()}
+    expected = summary_rates(summary_of)
+    assert {(d, rate): (rollup[d][f"{rate}_passed"], rollup[d][f"{rate}_total"]) for d, rate in expected} == expected
+    text = (CONFORMANCE / summary_of / "all_summary.txt").read_text()
+    if judge := re.search(r"Judge score mean: +([\d.]+) \(across (\d+) scenarios", text):
+        assert (f"{rollup['(all)']['judge_score_mean']:.3f}", rollup["(all)"]["judge_scored"]) == (
+            judge[1], int(judge[2]))
+    total = sum(rollup["(all)"][f"{side}_tokens"] for side in ("agent", "user"))
+    assert f"Run total: {total:,} tokens" in text
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_rate_views_equal_the_summary_rates(ingested, session):
+    assert_rates_match_summary(ingested[0], session, Policy().id, session)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rescored_rate_views_equal_the_variant_summary_rates(ingested, variants, variant):
+    assert_rates_match_summary(ingested[0], BASELINE, variant_policy(variant).id, variant)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 
 import duckdb
@@ -12,21 +11,13 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.ingest import ingest_flow
-from tests.conftest import CONFORMANCE
+from tests.conftest import CONFORMANCE, summary_rates
 from transforms.policy import Policy
 from transforms.warehouse import Warehouse
 
 MIXED = "eval_20260902_091500"
 RESUMED = "eval_20260903_140200"
 runner = CliRunner()
-
-
-def summary_section(session: str, title: str) -> dict[str, tuple[int, int]]:
-    """``name: NN.NN% (p/n ...)`` lines of one all_summary.txt section, as {name: (p, n)}."""
-    text = (CONFORMANCE / session / "all_summary.txt").read_text()
-    block = text.split(title, 1)[1].split("\n\n", 1)[0]
-    return {m[1].strip(): (int(m[2]), int(m[3]))
-            for m in re.finditer(r"^\s+([^:\n]+):\s+[\d.]+% \((\d+)/(\d+)", block, re.M)}
 
 
 def test_views_answer_from_a_plain_duckdb_client(ingested):
@@ -37,10 +28,11 @@ def test_views_answer_from_a_plain_duckdb_client(ingested):
     per_domain = con.execute(
         "SELECT domain, success_passed, success_total, db_state_match_passed, db_state_match_total "
         "FROM domain_rates WHERE run_id = ? AND policy_id = ? ORDER BY domain", [MIXED, policy]).fetchall()
-    success = summary_section(MIXED, "Per-Domain Success Rate:")
-    assert {d: (p, n) for d, p, n, _, _ in per_domain} == success
-    db_state = summary_section(MIXED, "Per-Domain DB-State Match Rate:")
-    assert {d: (p, n) for d, _, _, p, n in per_domain if n} == db_state
+    upstream = summary_rates(MIXED)
+    assert {(d, "success"): (p, n) for d, p, n, _, _ in per_domain} == {
+        k: v for k, v in upstream.items() if k[0] != "(all)" and k[1] == "success"}
+    assert {(d, "db_state_match"): (p, n) for d, _, _, p, n in per_domain if n} == {
+        k: v for k, v in upstream.items() if k[0] != "(all)" and k[1] == "db_state_match"}
 
     signals = dict(((s, u), (p, n)) for s, u, p, n in con.execute(
         "SELECT signal, unit, passed, total FROM signal_rates WHERE run_id = ? AND policy_id = ?",

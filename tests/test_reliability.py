@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 import transforms.extract as extract
 from flows.ingest import ingest_flow
 from tests.conftest import CONFORMANCE
-from transforms.discover import Session, scenario_dirs
+from transforms.discover import Session, list_session
 from transforms.extract import read_session
 from transforms.pipeline import verify
 from transforms.policy import Policy
 from transforms.signals import score
-from transforms.warehouse import Warehouse
+from transforms.warehouse import COMPACTED_TABLES, Warehouse
 
 MIXED = "eval_20260902_091500"
 BASELINE = "eval_20260904_080000"
@@ -37,7 +37,7 @@ def placement(tables) -> tuple[set[str], set[str]]:
 
 def assert_each_dir_in_exactly_one_place(session: Path, tables) -> None:
     ingested, quarantined = placement(tables)
-    dirs = {d.name for d in scenario_dirs(session)[0]}
+    dirs = set(list_session(session).scenarios)
     assert ingested | quarantined == dirs
     assert not ingested & quarantined
 
@@ -255,7 +255,7 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
         before = con.execute(query).fetchall()
     with wh.writer_lock():
         wh.compact()
-    assert all(not wh.delta_files(t) for t in ("runs", "scenarios", "scores"))
+    assert all(not wh.delta_files(t) for t in COMPACTED_TABLES)
     with wh.connect() as con:
         assert con.execute(query).fetchall() == before
     assert verify(wh) == []
@@ -278,3 +278,36 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
                                 "'qa__largest_ocean' AND policy_name = 'recorded'", [MIXED]).fetchall()
         assert clean is False
         assert con.execute("SELECT count(*) FROM scenario_scores").fetchone() == ((34 + 14 + 14) * 2,)
+
+
+def test_missing_rate_counts_are_recounted_from_the_stored_scores(prefect_server, runs_copy, tmp_path):
+    """A re-score killed between writing its scores and their counts, and a warehouse from before
+    rate_counts existed: the counts are rebuilt from the stored scores and every rate comes out the same."""
+    from transforms.pipeline import rescore, save_policy
+
+    runs = runs_copy(MIXED, BASELINE)
+    wh = Warehouse(tmp_path / "wh")
+    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    policy = Policy(name="strict", strict_match=True, min_agent_turns=5, judge_threshold=0.6)
+    assert rescore(wh, policy) == 34 + 14
+    save_policy(wh, policy)
+    query = "SELECT * REPLACE (round(judge_score_mean, 9) AS judge_score_mean) FROM rate_rollup ORDER BY ALL"
+    with wh.connect() as con:
+        before = con.sql(query).fetchall()
+    assert {r[2] for r in before} == {"recorded", "strict"}
+
+    for path in (wh.tables / "rate_counts" / "_rescore").glob("*.parquet"):
+        path.unlink()
+    assert verify(wh) == [f"{run}: policy strict: rate_counts cover 0 of {n} scenarios"
+                          for run, n in ((MIXED, 34), (BASELINE, 14))]
+    assert rescore(wh, policy) == 0  # nothing to score again, only to count
+    assert verify(wh) == []
+    with wh.connect() as con:
+        assert con.sql(query).fetchall() == before
+
+    shutil.rmtree(wh.tables / "rate_counts")
+    wh.snapshot_file("rate_counts").unlink()
+    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    assert verify(wh) == []
+    with wh.connect() as con:
+        assert con.sql(query).fetchall() == before

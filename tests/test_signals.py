@@ -5,6 +5,7 @@ import pytest
 
 from transforms.columns import SCENARIO_COLUMNS
 from transforms.policy import Policy
+from transforms.pipeline import score_and_count
 from transforms.signals import score
 
 BASE = {c.name: None for c in SCENARIO_COLUMNS} | {
@@ -120,3 +121,29 @@ def test_policy_whitelist_override_by_domain():
 def test_policy_id_is_stable_and_ignores_the_name():
     assert Policy(name="a", judge_threshold=0.8).id == Policy(name="b", judge_threshold=0.8).id
     assert Policy(judge_threshold=0.8).id != Policy(judge_threshold=0.85).id
+
+
+def test_rate_counts_follow_the_summary_rules():
+    """Stalled scenarios fail the composite and leave every per-signal count; the assertion
+    signals count items, only where their rate exists; tokens add up with missing as zero."""
+    rows = [
+        BASE | {"scenario_name": "d__ok", "judge_ran": True, "judge_score": 0.95, "dbsa_passed": 1, "dbsa_total": 2,
+                "has_db_state_assertions": True, "agent_prompt_tokens": 10, "agent_completion_tokens": 5},
+        BASE | {"scenario_name": "d__stalled", "agent_n_calls": 1, "judge_ran": True, "judge_score": 0.2,
+                "dbsa_passed": 3, "dbsa_total": 3, "has_db_state_assertions": True, "agent_prompt_tokens": 7},
+        BASE | {"scenario_name": "d__timeout", "stop_reason": "[TIMEOUT]", "dbsa_passed": 0, "dbsa_total": 0},
+        BASE | {"scenario_name": "e__other", "domain": "e", "success_signals": ["judge_passed"]},
+    ]
+    scenarios = pl.DataFrame(rows, schema=SCHEMA).lazy()
+    counts = score_and_count(scenarios, Policy())["rate_counts"].sort("domain").to_dicts()
+    d, e = ({k: v for k, v in row.items() if k not in ("run_id", "generation", "policy_id")} for row in counts)
+    assert d == {
+        "domain": "d", "scenarios": 3, "stalled": 1, "success_passed": 1, "success_total": 3,
+        "task_passed": 2, "task_total": 3, "action_match_passed": 0, "action_match_total": 0,
+        "db_state_match_passed": 0, "db_state_match_total": 0,
+        "db_state_assertion_passed": 1, "db_state_assertion_total": 2,  # the stalled 3/3 and the 0/0 are out
+        "nl_assertion_passed": 0, "nl_assertion_total": 0, "judge_passed_passed": 1, "judge_passed_total": 1,
+        "clean_exit_passed": 1, "clean_exit_total": 2, "judge_score_sum": 0.95, "judge_scored": 1,
+        "agent_tokens": 22, "user_tokens": 0,
+    }
+    assert (e["scenarios"], e["success_passed"], e["success_total"], e["clean_exit_total"]) == (1, 0, 0, 1)

@@ -245,6 +245,36 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "is_successful": Bool,
         "is_task_successful": Bool,
     },
+    # Per run, policy and domain: the numerators and denominators of every rate (transforms/rollup.py).
+    # Each signal's pair skips stalled scenarios, as all_summary.txt does; the composite's does not.
+    "rate_counts": {
+        "run_id": Str,
+        "generation": Str,
+        "policy_id": Str,
+        "domain": Str,
+        "scenarios": I64,
+        "stalled": I64,
+        "success_passed": I64,
+        "success_total": I64,
+        "task_passed": I64,
+        "task_total": I64,
+        "action_match_passed": I64,
+        "action_match_total": I64,
+        "db_state_match_passed": I64,
+        "db_state_match_total": I64,
+        "db_state_assertion_passed": I64,  # predicates
+        "db_state_assertion_total": I64,
+        "nl_assertion_passed": I64,  # assertions
+        "nl_assertion_total": I64,
+        "judge_passed_passed": I64,
+        "judge_passed_total": I64,
+        "clean_exit_passed": I64,
+        "clean_exit_total": I64,
+        "judge_score_sum": F64,
+        "judge_scored": I64,
+        "agent_tokens": I64,
+        "user_tokens": I64,
+    },
     "refusals": {
         "run_id": Str,
         "path": Str,

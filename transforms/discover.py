@@ -85,18 +85,16 @@ def discover_sessions(roots: list[Path], group: str | None = None) -> list[Sessi
     return found
 
 
-def scenario_dirs(session: Path) -> tuple[list[Path], list[Path]]:
-    """(scenario directories, ``*.killed.*`` directories) of a session, each sorted by name."""
-    live: list[Path] = []
-    killed: list[Path] = []
-    with os.scandir(session) as entries:
-        folders = sorted((e.name, e.path) for e in entries if e.is_dir())
-    for name, path in folders:
-        if KILLED_MARK in name:
-            killed.append(Path(path))
-        elif any(os.path.exists(os.path.join(path, marker)) for marker in SCENARIO_MARKERS):
-            live.append(Path(path))
-    return live, killed
+METRICS_AT = SCENARIO_INPUTS.index("metrics.json")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A voice-agent session directory as one pass of stats sees it."""
+
+    scenarios: dict[str, str]  # scenario folder name -> its fingerprint, in name order
+    killed: list[str]  # ``*.killed.*`` folder names, in name order
+    fingerprint: str  # the session's: changes whenever a file scoring reads is added, removed, resized or touched
 
 
 def _stat_token(path: str | Path) -> str:
@@ -107,32 +105,44 @@ def _stat_token(path: str | Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
-def scenario_fingerprint(scenario_dir: Path) -> str:
-    # Plain strings and os.stat: this runs for every scenario of every session on each ingest.
-    base = os.fspath(scenario_dir)
-    tokens = ";".join(_stat_token(os.path.join(base, name)) for name in SCENARIO_INPUTS)
-    return hashlib.blake2b(tokens.encode(), digest_size=12).hexdigest()
+def list_session(session_dir: Path) -> Listing:
+    """Scenario and killed folders of a session, each scenario fingerprinted by its input files' stats.
 
-
-def session_fingerprint(session: Session, scenario_fingerprints: dict[str, str] | None = None) -> str:
-    """Changes whenever a file scoring reads is added, removed, resized or touched.
-
-    ``scenario_fingerprints`` (by directory name) saves re-stating files already fingerprinted.
+    Plain strings and ``os.stat``: this runs for every scenario of every session on each ingest,
+    and it is most of a no-change re-ingest.
     """
+    base = os.fspath(session_dir)
+    with os.scandir(base) as entries:
+        folders = sorted(e.name for e in entries if e.is_dir())
+    scenarios: dict[str, str] = {}
+    killed: list[str] = []
+    for name in folders:
+        if KILLED_MARK in name:
+            killed.append(name)
+            continue
+        folder = f"{base}/{name}/"
+        tokens = [_stat_token(folder + file) for file in SCENARIO_INPUTS]
+        if tokens[METRICS_AT] != "-" or any(os.path.exists(folder + marker) for marker in SCENARIO_MARKERS):
+            scenarios[name] = hashlib.blake2b(";".join(tokens).encode(), digest_size=12).hexdigest()
     digest = hashlib.blake2b(digest_size=16)
-    if session.kind in ("tau2", "tau-bench"):
-        digest.update(_stat_token(session.path).encode())
-    elif session.kind == "tau2-dir":
+    for name in RUN_FILES:
+        digest.update(f"{name}={_stat_token(f'{base}/{name}')};".encode())
+    for name in killed:
+        digest.update(f"killed:{name};".encode())
+    for name, fingerprint in scenarios.items():
+        digest.update(f"{name}:{fingerprint};".encode())
+    return Listing(scenarios, killed, digest.hexdigest())
+
+
+def session_fingerprint(session: Session) -> str:
+    """Changes whenever a file scoring reads is added, removed, resized or touched."""
+    if session.kind == "nemo":
+        return list_session(session.path).fingerprint
+    digest = hashlib.blake2b(digest_size=16)
+    if session.kind == "tau2-dir":
         digest.update(f"results={_stat_token(session.path / 'results.json')};".encode())
         for path in sorted((session.path / "simulations").glob("*.json")):
             digest.update(f"{path.name}={_stat_token(path)};".encode())
     else:
-        live, killed = scenario_dirs(session.path)
-        for name in RUN_FILES:
-            digest.update(f"{name}={_stat_token(session.path / name)};".encode())
-        for path in killed:
-            digest.update(f"killed:{path.name};".encode())
-        known = scenario_fingerprints or {}
-        for path in live:
-            digest.update(f"{path.name}:{known.get(path.name) or scenario_fingerprint(path)};".encode())
+        digest.update(_stat_token(session.path).encode())
     return digest.hexdigest()

@@ -20,7 +20,7 @@ import polars as pl
 
 from transforms.action_match import ActionMatch, ActionMatchUndefined, TextFlags, compare
 from transforms.columns import _MISSING, SCENARIO_COLUMNS, SCENARIO_FILES, Derived, frame
-from transforms.discover import Session, scenario_dirs, scenario_fingerprint, session_fingerprint
+from transforms.discover import Session, list_session
 from transforms.raw import (
     Invocation,
     JudgeResultFile,
@@ -342,14 +342,13 @@ def _assign_positions(rows: list[dict[str, Any]], run: RunContext) -> None:
 
 def read_session(session: Session, generation: str) -> SessionTables:
     """Read a whole session; bad scenarios are quarantined, a bad ``run_args.json`` quarantines them all."""
-    live, killed = scenario_dirs(session.path)
-    scenario_fingerprints = {d.name: scenario_fingerprint(d) for d in live}
-    fingerprint = session_fingerprint(session, scenario_fingerprints)
+    listing = list_session(session.path)
+    live = [session.path / name for name in listing.scenarios]
     run_row: dict[str, Any] = {
         "run_id": session.run_id, "generation": generation, "source": "nemo",
         "run_group": session.group or DEFAULT_RUN_GROUP, "session_path": str(session.path.resolve()),
-        "session_started_at": _session_started_at(session.run_id), "fingerprint": fingerprint,
-        "ingested_at": datetime.now(UTC), "n_scenario_dirs": len(live), "n_killed_dirs": len(killed),
+        "session_started_at": _session_started_at(session.run_id), "fingerprint": listing.fingerprint,
+        "ingested_at": datetime.now(UTC), "n_scenario_dirs": len(live), "n_killed_dirs": len(listing.killed),
     }
     quarantine: list[dict[str, Any]] = []
     errors: list[BadInput] = []
@@ -378,7 +377,7 @@ def read_session(session: Session, generation: str) -> SessionTables:
     verdicts: list[dict[str, Any]] = []
     for d in live:
         try:
-            row, row_verdicts = read_scenario(d, context, scenario_fingerprints[d.name])
+            row, row_verdicts = read_scenario(d, context, listing.scenarios[d.name])
         except BadInput as err:
             quarantined(d.name, err)
             continue

@@ -15,7 +15,8 @@ from transforms.discover import Session, session_fingerprint
 from transforms.external import read_tau2, read_tau_bench
 from transforms.extract import read_session
 from transforms.policy import Policy
-from transforms.signals import score
+from transforms.rollup import SCENARIO_FACTS, rate_counts
+from transforms.signals import as_scores, with_scores
 from transforms.warehouse import Warehouse, new_generation, write_parquet_atomic
 
 
@@ -93,6 +94,21 @@ def find_policy(wh: Warehouse, name: str) -> Policy:
     raise KeyError(f"no stored policy named '{name}'")
 
 
+def score_and_count(scenarios: pl.LazyFrame, policy: Policy) -> dict[str, pl.DataFrame]:
+    """The ``scores`` rows of ``scenarios`` under ``policy`` and their ``rate_counts``, in one pass."""
+    scored = with_scores(scenarios, policy)
+    scores, counts = pl.collect_all([scored.pipe(as_scores), rate_counts(scored)])
+    return {"scores": scores, "rate_counts": counts}  # written in this order: see rescore
+
+
+def count_stored(wh: Warehouse, runs: pl.DataFrame, policy_id: str) -> pl.DataFrame:
+    """``rate_counts`` of scores already stored, with the scenario facts they need."""
+    key = ["run_id", "generation", "scenario_name"]
+    facts = wh.scan("scenarios", runs).select(*key, *SCENARIO_FACTS)
+    scores = wh.scan("scores", runs).filter(pl.col("policy_id") == policy_id)
+    return rate_counts(scores.join(facts, on=key)).collect()
+
+
 READERS = {"nemo": read_session, "tau2": read_tau2, "tau2-dir": read_tau2, "tau-bench": read_tau_bench}
 
 
@@ -104,7 +120,7 @@ def ingest_session(wh: Warehouse, session: Session, policies: list[Policy]) -> S
         "scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine})
     scenarios = tables.scenarios.lazy()
     for policy in policies:
-        wh.write_scores(session.run_id, generation, policy.id, score(scenarios, policy).collect())
+        wh.write_scores(session.run_id, generation, policy.id, score_and_count(scenarios, policy))
     wh.commit_run(frame("runs", [tables.run]))
     return SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
                          [str(e) for e in tables.errors])
@@ -128,13 +144,15 @@ def verify(wh: Warehouse) -> list[str]:
         for run_id, want, got in joined.filter(pl.col("len") != pl.col(column)).select(
                 "run_id", column, "len").iter_rows():
             problems.append(f"{run_id}: {table} has {got} rows, run says {want}")
-    scored = wh.scan("scores", runs).group_by("run_id", "policy_id").len().collect()
-    for policy in stored_policies(wh):
-        counts = expected.filter(pl.col("n_scenarios") > 0).join(
-            scored.filter(pl.col("policy_id") == policy.id), on="run_id", how="left")
-        for run_id, want, got in counts.filter(pl.col("len").fill_null(0) != pl.col("n_scenarios")).select(
-                "run_id", "n_scenarios", "len").iter_rows():
-            problems.append(f"{run_id}: policy {policy.name} scored {got or 0} of {want}")
+    policies = stored_policies(wh)
+    for table, covered in (("scores", pl.len()), ("rate_counts", pl.col("scenarios").sum())):
+        found = wh.scan(table, runs).group_by("run_id", "policy_id").agg(covered.alias("len")).collect()
+        for policy in policies:
+            counts = expected.filter(pl.col("n_scenarios") > 0).join(
+                found.filter(pl.col("policy_id") == policy.id), on="run_id", how="left")
+            for run_id, want, got in counts.filter(pl.col("len").fill_null(0) != pl.col("n_scenarios")).select(
+                    "run_id", "n_scenarios", "len").iter_rows():
+                problems.append(f"{run_id}: policy {policy.name}: {table} cover {got or 0} of {want} scenarios")
     return problems
 
 
@@ -161,6 +179,8 @@ def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> 
     Runs that already hold scores under this policy for their committed generation are skipped:
     a policy's id is a hash of everything its verdicts depend on (scorer version included), so
     those scores could only come out the same. An interrupted re-score thus resumes where it stopped.
+    Scores are written before their rate counts, so runs scored but not yet counted (a re-score
+    killed in between, a warehouse older than rate_counts) are counted from the stored scores.
     """
     runs = wh.committed_runs()
     if run_ids:
@@ -168,11 +188,27 @@ def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> 
         if missing:
             raise KeyError(f"not in the warehouse: {', '.join(missing)}")
         runs = runs.filter(pl.col("run_id").is_in(run_ids))
-    done = wh.scan("scores", runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
-    todo = runs.filter(pl.col("n_scenarios") > 0).join(done, on="run_id", how="anti")
+    runs = runs.filter(pl.col("n_scenarios") > 0)
+    scored_runs, counted_runs = (
+        wh.scan(table, runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
+        for table in ("scores", "rate_counts"))
     scored = 0
-    for batch in _run_batches(todo, RESCORE_BATCH_ROWS):
-        scores = score(wh.scan("scenarios", batch), policy).collect()
-        write_parquet_atomic(scores, wh.rescore_file(policy.id))
-        scored += scores.height
+    for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
+        tables = score_and_count(wh.scan("scenarios", batch), policy)
+        for table, rows in tables.items():
+            write_parquet_atomic(rows, wh.rescore_file(table, policy.id))
+        scored += tables["scores"].height
+    uncounted = runs.join(scored_runs, on="run_id", how="semi").join(counted_runs, on="run_id", how="anti")
+    for batch in _run_batches(uncounted, RESCORE_BATCH_ROWS):
+        write_parquet_atomic(count_stored(wh, batch, policy.id), wh.rescore_file("rate_counts", policy.id))
     return scored
+
+
+def prepare_for_writing(wh: Warehouse) -> None:
+    """With the writer lock held: tables declared, a killed writer's leftovers removed, and a
+    warehouse from before rate_counts brought up to date (its stored scores counted)."""
+    created = wh.init()
+    wh.sweep()
+    if "rate_counts" in created and not wh.committed_runs().is_empty():
+        for policy in stored_policies(wh):
+            rescore(wh, policy)

@@ -178,8 +178,8 @@ def with_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
             .with_columns(is_task_successful().alias("is_task_successful")))
 
 
-def score(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:
-    """``scenarios`` rows scored under ``policy``, shaped as the ``scores`` table."""
+def with_scores(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:
+    """``scenarios`` rows with every ``scores`` column added under ``policy`` (their own columns kept)."""
     return (
         scenarios.with_columns(policy.effective())
         .pipe(with_signals)
@@ -193,5 +193,14 @@ def score(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:
             col("eff_min_agent_turns").alias("min_agent_turns"),
             col("eff_success_signals").alias("success_signals"),
         )
-        .select([pl.col(name).cast(dtype) for name, dtype in SCHEMAS["scores"].items()])
     )
+
+
+def as_scores(scored: pl.LazyFrame) -> pl.LazyFrame:
+    """Shaped as the ``scores`` table."""
+    return scored.select([pl.col(name).cast(dtype) for name, dtype in SCHEMAS["scores"].items()])
+
+
+def score(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:
+    """``scenarios`` rows scored under ``policy``, shaped as the ``scores`` table."""
+    return with_scores(scenarios, policy).pipe(as_scores)

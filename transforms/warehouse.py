@@ -6,7 +6,8 @@ Layout under the warehouse root::
     tables/<table>/<run_id>/<generation>.parquet scenarios, verdicts, quarantine
     tables/scores/<run_id>/<generation>__<policy_id>.parquet   scores written at ingest
     tables/scores/_rescore/<policy_id>__<batch>.parquet        scores written by a re-score
-    tables/_snapshots/<table>.parquet            compacted rows of runs and of the four tables above
+    tables/rate_counts/...                       as scores: their sums per domain (transforms/rollup.py)
+    tables/_snapshots/<table>.parquet            compacted rows of runs and of the five tables above
     tables/policies/<policy_id>.parquet
     tables/<table>/_schema/empty.parquet         the declared schema, so empty tables still have views
     scorelake.duckdb                             views only (sql/), over the Parquet files
@@ -21,6 +22,7 @@ file per table; a per-run row whose key the snapshot already holds is not shown 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -33,7 +35,6 @@ from typing import Iterator
 
 import duckdb
 import polars as pl
-import pyarrow.parquet as pq
 
 from transforms.columns import SCHEMAS, empty_frame
 
@@ -42,11 +43,12 @@ SQL_DIR = REPO_ROOT / "sql"
 SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one view per file
 DEFAULT_WAREHOUSE = REPO_ROOT / "data" / "warehouse"
 DB_FILE = "scorelake.duckdb"
-PER_RUN_TABLES = ("scenarios", "verdicts", "quarantine", "scores")
+SCORED_TABLES = ("scores", "rate_counts")  # one set of rows per policy
+PER_RUN_TABLES = ("scenarios", "verdicts", "quarantine", *SCORED_TABLES)
 COMPACTED_TABLES = ("runs", *PER_RUN_TABLES)
-# Rows of a table are the same rows when these match (scores: one per policy).
+# Rows of a table are the same rows when these match.
 ROW_KEYS = {table: ("run_id", "generation") for table in COMPACTED_TABLES} | {
-    "scores": ("run_id", "generation", "policy_id")}
+    table: ("run_id", "generation", "policy_id") for table in SCORED_TABLES}
 COMPACT_AFTER_FILES = 256  # per-run files in the warehouse before an ingest or re-score compacts
 
 
@@ -59,14 +61,11 @@ def new_generation() -> str:
 
 
 def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
-    """Write to a temporary sibling, fsync, then rename over ``path``.
-
-    pyarrow's writer: for the many small per-run files it costs a quarter of Polars' per file.
-    """
+    """Write to a temporary sibling, fsync, then rename over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     with open(tmp, "wb") as fh:
-        pq.write_table(df.to_arrow(), fh, compression="zstd")
+        df.write_parquet(fh, compression="zstd")
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -94,18 +93,24 @@ class Warehouse:
         if not self.exists():
             raise FileNotFoundError(f"{self.root}: no scorelake warehouse here (run `scorelake ingest` first)")
 
-    def init(self) -> None:
-        """Write each table's schema file (and empty snapshot). When a table's declared schema changed
-        (a newer scorelake), its files are rewritten to it first, new columns as NULL: the views read
-        every file of a table with one schema, which keeps binding them cheap however many there are."""
+    def init(self) -> list[str]:
+        """Write each table's schema file (and empty snapshot); returns the tables new to this warehouse.
+
+        When a table's declared schema changed (a newer scorelake), its files are rewritten to it
+        first, new columns as NULL: the views read every file of a table with one schema, which keeps
+        binding them cheap however many there are."""
+        created = []
         for table in SCHEMAS:
             schema_file = self.tables / table / "_schema" / "empty.parquet"
+            if not schema_file.exists():
+                created.append(table)
             if not schema_file.exists() or pl.read_parquet_schema(schema_file) != empty_frame(table).schema:
                 if schema_file.exists():
                     self._migrate(table)
                 write_parquet_atomic(empty_frame(table), schema_file)
             if table in COMPACTED_TABLES and not self.snapshot_file(table).exists():
                 write_parquet_atomic(empty_frame(table), self.snapshot_file(table))
+        return created
 
     def _migrate(self, table: str) -> None:
         target = empty_frame(table)
@@ -130,14 +135,14 @@ class Warehouse:
         """The table's files not yet compacted (per run, or per re-score batch)."""
         return [p for p in (self.tables / table).glob("*/*.parquet") if p.parent.name != "_schema"]
 
-    def rescore_file(self, policy_id: str) -> Path:
-        return self.tables / "scores" / "_rescore" / f"{policy_id}__{new_generation()}.parquet"
+    def rescore_file(self, table: str, policy_id: str) -> Path:
+        return self.tables / table / "_rescore" / f"{policy_id}__{new_generation()}.parquet"
 
     def table_file(self, table: str, run_id: str, generation: str) -> Path:
         return self.tables / table / run_id / f"{generation}.parquet"
 
-    def scores_file(self, run_id: str, generation: str, policy_id: str) -> Path:
-        return self.tables / "scores" / run_id / f"{generation}__{policy_id}.parquet"
+    def scored_file(self, table: str, run_id: str, generation: str, policy_id: str) -> Path:
+        return self.tables / table / run_id / f"{generation}__{policy_id}.parquet"
 
     def policy_file(self, policy_id: str) -> Path:
         return self.tables / "policies" / f"{policy_id}.parquet"
@@ -155,14 +160,17 @@ class Warehouse:
         """The visible rows of a table for the given committed runs: compacted rows, then per-run
         rows whose key the snapshot does not hold (the same rows, if a compaction was cut short)."""
         keys = runs.select("run_id", "generation").lazy()
+        # The run_id filter goes down into the Parquet reader (rows of other runs are never decoded);
+        # the join then keeps only the committed generation.
+        of_runs = pl.col("run_id").is_in(runs["run_id"].implode())
         row_key = list(ROW_KEYS[table])
         snapshot = self.snapshot_file(table)
-        compacted = (pl.scan_parquet(snapshot) if snapshot.exists() else empty_frame(table).lazy()).join(
-            keys, on=["run_id", "generation"], how="semi")
+        compacted = (pl.scan_parquet(snapshot) if snapshot.exists() else empty_frame(table).lazy()).filter(
+            of_runs).join(keys, on=["run_id", "generation"], how="semi")
         deltas = self.delta_files(table)
         if not deltas:
             return compacted
-        recent = (pl.scan_parquet(deltas).join(keys, on=["run_id", "generation"], how="semi")
+        recent = (pl.scan_parquet(deltas).filter(of_runs).join(keys, on=["run_id", "generation"], how="semi")
                   .join(compacted.select(row_key).unique(), on=row_key, how="anti"))
         return pl.concat([compacted, recent])
 
@@ -181,6 +189,9 @@ class Warehouse:
             os.replace(tmp, self.snapshot_file(table))
             for path in deltas:
                 path.unlink(missing_ok=True)
+            for folder in (self.tables / table).iterdir():
+                with contextlib.suppress(OSError):  # removes only empty folders: each slows the views' globs
+                    folder.rmdir()
 
     def compact_if_fragmented(self) -> bool:
         if sum(len(self.delta_files(t)) for t in COMPACTED_TABLES) <= COMPACT_AFTER_FILES:
@@ -193,8 +204,9 @@ class Warehouse:
         for table, df in tables.items():
             write_parquet_atomic(df, self.table_file(table, run_id, generation))
 
-    def write_scores(self, run_id: str, generation: str, policy_id: str, df: pl.DataFrame) -> None:
-        write_parquet_atomic(df, self.scores_file(run_id, generation, policy_id))
+    def write_scores(self, run_id: str, generation: str, policy_id: str, scored: dict[str, pl.DataFrame]) -> None:
+        for table, df in scored.items():
+            write_parquet_atomic(df, self.scored_file(table, run_id, generation, policy_id))
 
     def commit_run(self, run_row: pl.DataFrame) -> None:
         """The atomic switch: readers see the new generation from here on."""

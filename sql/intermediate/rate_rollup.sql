@@ -1,39 +1,23 @@
 -- Every rate of a run and policy, per domain bucket and over the whole run (domain = '(all)'),
--- each with its runner denominator and a Wilson 95% interval. Stalled scenarios are failures in
--- the composite and task rates and skipped in every per-signal rate, as in all_summary.txt.
+-- each with its runner denominator and a Wilson 95% interval, added up from rate_counts (where
+-- stalled scenarios are already failures in the composite and task rates and skipped in every
+-- per-signal rate, as in all_summary.txt).
 WITH counts AS (
+    -- rate_counts rows are one per run, policy and domain already: only the whole-run row is a sum
+    SELECT * EXCLUDE (generation, judge_score_sum), judge_score_sum / nullif(judge_scored, 0) AS judge_score_mean
+    FROM stg_rate_counts
+    UNION ALL BY NAME
     SELECT
         run_id,
         policy_id,
-        any_value(policy_name) AS policy_name,
-        coalesce(domain, '(all)') AS domain,
-        count(*) AS scenarios,
-        count(*) FILTER (WHERE stalled) AS stalled,
-        count(is_successful) AS success_total,
-        count(*) FILTER (WHERE is_successful) AS success_passed,
-        count(is_task_successful) AS task_total,
-        count(*) FILTER (WHERE is_task_successful) AS task_passed,
-        count(is_action_match) FILTER (WHERE NOT stalled) AS action_match_total,
-        count(*) FILTER (WHERE NOT stalled AND is_action_match) AS action_match_passed,
-        count(db_state_match) FILTER (WHERE NOT stalled) AS db_state_match_total,
-        count(*) FILTER (WHERE NOT stalled AND db_state_match) AS db_state_match_passed,
-        CAST(coalesce(sum(dbsa_total) FILTER (WHERE NOT stalled), 0) AS BIGINT) AS db_state_assertion_total,
-        CAST(coalesce(sum(dbsa_passed) FILTER (WHERE NOT stalled), 0) AS BIGINT) AS db_state_assertion_passed,
-        CAST(coalesce(sum(nl_total) FILTER (WHERE NOT stalled), 0) AS BIGINT) AS nl_assertion_total,
-        CAST(coalesce(sum(nl_passed) FILTER (WHERE NOT stalled), 0) AS BIGINT) AS nl_assertion_passed,
-        count(judge_passed) FILTER (WHERE NOT stalled) AS judge_passed_total,
-        count(*) FILTER (WHERE NOT stalled AND judge_passed) AS judge_passed_passed,
-        count(clean_exit) FILTER (WHERE NOT stalled) AS clean_exit_total,
-        count(*) FILTER (WHERE NOT stalled AND clean_exit) AS clean_exit_passed,
-        avg(judge_score) FILTER (WHERE NOT stalled) AS judge_score_mean,
-        count(judge_score) FILTER (WHERE NOT stalled) AS judge_scored,
-        CAST(sum(coalesce(agent_prompt_tokens, 0) + coalesce(agent_completion_tokens, 0)) AS BIGINT) AS agent_tokens,
-        CAST(sum(coalesce(user_prompt_tokens, 0) + coalesce(user_completion_tokens, 0)) AS BIGINT) AS user_tokens
-    FROM scenario_scores
-    GROUP BY GROUPING SETS ((run_id, policy_id, domain), (run_id, policy_id))
+        '(all)' AS domain,
+        CAST(sum(COLUMNS(* EXCLUDE (run_id, generation, policy_id, domain, judge_score_sum))) AS BIGINT),
+        sum(judge_score_sum) / nullif(sum(judge_scored), 0) AS judge_score_mean
+    FROM stg_rate_counts
+    GROUP BY run_id, policy_id
 )
 SELECT
-    run_id, policy_id, policy_name, domain, scenarios, stalled,
+    run_id, policy_id, p.name AS policy_name, domain, scenarios, stalled,
     success_passed, success_total, success_passed / nullif(success_total, 0) AS success_rate,
     wilson_low(success_passed, success_total) AS success_ci_low,
     wilson_high(success_passed, success_total) AS success_ci_high,
@@ -62,3 +46,4 @@ SELECT
     wilson_high(clean_exit_passed, clean_exit_total) AS clean_exit_ci_high,
     judge_score_mean, judge_scored, agent_tokens, user_tokens
 FROM counts
+LEFT JOIN stg_policies AS p USING (policy_id)

@@ -1,0 +1,64 @@
+"""Rate counts: a run's scores summed per policy and domain, written beside the scores.
+
+Every rate view adds these up, so a question over a million scenarios reads a few thousand rows.
+The rules are all_summary.txt's: stalled scenarios count as failures in the composite and task
+rates and are skipped in every per-signal rate; the two assertion signals count predicates and
+assertions, not scenarios.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms.columns import SCHEMAS
+
+col = pl.col
+# Facts of the scenario the counts need beside its scores (the rest of the row is not read).
+SCENARIO_FACTS = ("domain", "dbsa_passed", "dbsa_total", "nl_passed", "nl_total", "agent_prompt_tokens",
+                  "agent_completion_tokens", "user_prompt_tokens", "user_completion_tokens")
+# rate_counts prefix -> the scores column holding the per-scenario verdict.
+SCENARIO_SIGNALS = {"action_match": "is_action_match", "db_state_match": "db_state_match",
+                    "judge_passed": "judge_passed", "clean_exit": "clean_exit"}
+# rate_counts prefix -> (pass rate that says the signal applies, passed items, total items).
+ITEM_SIGNALS = {"db_state_assertion": ("db_state_assertion_pass_rate", "dbsa_passed", "dbsa_total"),
+                "nl_assertion": ("nl_assertion_pass_rate", "nl_passed", "nl_total")}
+
+
+def _counted(expr: pl.Expr, applies: pl.Expr = pl.lit(True)) -> pl.Expr:
+    """``expr`` over the scenarios that were not stalled (and where ``applies``)."""
+    return expr.filter(~col("stalled") & applies)
+
+
+def _tokens(side: str) -> pl.Expr:
+    return (col(f"{side}_prompt_tokens").fill_null(0) + col(f"{side}_completion_tokens").fill_null(0)).sum()
+
+
+def count_expressions() -> list[pl.Expr]:
+    scenario_signals = [
+        expr for name, verdict in SCENARIO_SIGNALS.items() for expr in (
+            _counted(col(verdict)).sum().alias(f"{name}_passed"),
+            _counted(col(verdict)).count().alias(f"{name}_total"))]
+    item_signals = [
+        expr for name, (rate, passed, total) in ITEM_SIGNALS.items() for expr in (
+            _counted(col(passed), col(rate).is_not_null()).sum().alias(f"{name}_passed"),
+            _counted(col(total), col(rate).is_not_null()).sum().alias(f"{name}_total"))]
+    return [
+        pl.len().alias("scenarios"),
+        col("stalled").sum().alias("stalled"),
+        col("is_successful").sum().alias("success_passed"),
+        col("is_successful").count().alias("success_total"),
+        col("is_task_successful").sum().alias("task_passed"),
+        col("is_task_successful").count().alias("task_total"),
+        *scenario_signals,
+        *item_signals,
+        _counted(col("judge_score")).sum().alias("judge_score_sum"),
+        _counted(col("judge_score")).count().alias("judge_scored"),
+        _tokens("agent").alias("agent_tokens"),
+        _tokens("user").alias("user_tokens"),
+    ]
+
+
+def rate_counts(scored: pl.LazyFrame) -> pl.LazyFrame:
+    """Scores rows with their ``SCENARIO_FACTS``, summed into the ``rate_counts`` table."""
+    return (scored.group_by("run_id", "generation", "policy_id", "domain").agg(count_expressions())
+            .select([col(name).cast(dtype) for name, dtype in SCHEMAS["rate_counts"].items()]))
