@@ -235,6 +235,8 @@ class Warehouse:
             for path in sorted((SQL_DIR / layer).glob("*.sql")):
                 body = path.read_text().replace("{{ tables }}", tables_path)
                 bodies[path.stem] = re.sub(r";\s*$", "", body.strip())
+        words = {name: set(re.findall(r"\w+", body)) for name, body in bodies.items()}
+        names = {name: [other for other in bodies if other != name and other in words[name]] for name in bodies}
         done: set[str] = set()
 
         def add(name: str, trail: tuple[str, ...] = ()) -> None:
@@ -242,9 +244,8 @@ class Warehouse:
                 return
             if name in trail:
                 raise ValueError(f"views depend on each other in a cycle: {' -> '.join(trail + (name,))}")
-            for other in bodies:
-                if other != name and re.search(rf"\b{other}\b", bodies[name]):
-                    add(other, trail + (name,))
+            for other in names[name]:
+                add(other, trail + (name,))
             done.add(name)
             statements.append((name, f"CREATE OR REPLACE VIEW {name} AS\n{bodies[name]}"))
 
@@ -259,12 +260,12 @@ class Warehouse:
         when the statements (SQL, table schemas, warehouse path) are those the database was built from.
         Readers holding the old file keep reading it; a rename never waits for their locks.
         """
-        self.init()
         statements = self.view_sql()
         stamp = hashlib.sha256(repr((statements, SCHEMAS)).encode()).hexdigest()
         stamp_file = self.root / ".views.sha256"
         if self.db_path.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
             return
+        self.init()  # the views bind to every table's files
         tmp = self.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
         try:
             with duckdb.connect(str(tmp)) as con:
