@@ -35,6 +35,7 @@ from typing import Iterator
 
 import duckdb
 import polars as pl
+import pyarrow.parquet as pq
 
 from transforms.columns import SCHEMAS, empty_frame
 
@@ -69,6 +70,33 @@ def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+# A compaction reads a snapshot in pieces of SCAN_ROWS and writes row groups of about
+# ROW_GROUP_BYTES (decoded): what it holds at once stays bounded however large the store is.
+SCAN_ROWS = 65_536
+ROW_GROUP_BYTES = 64 << 20
+
+
+def _committed(rows: pl.LazyFrame, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The rows of ``runs``' committed generations. The run_id filter reaches into the Parquet
+    reader (rows of other runs are never decoded); the join then keeps the committed generation."""
+    return rows.filter(pl.col("run_id").is_in(runs["run_id"].implode())).join(
+        runs.select("run_id", "generation").lazy(), on=["run_id", "generation"], how="semi")
+
+
+def _regrouped(parts: Iterator[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
+    """``parts`` gathered into frames of at least ``size`` bytes (the last may be smaller)."""
+    pending: list[pl.DataFrame] = []
+    held = 0
+    for part in parts:
+        pending.append(part)
+        held += part.estimated_size()
+        if held >= size:
+            yield pl.concat(pending)
+            pending, held = [], 0
+    if pending:
+        yield pl.concat(pending)
 
 
 class WarehouseBusy(RuntimeError):
@@ -159,32 +187,44 @@ class Warehouse:
     def scan(self, table: str, runs: pl.DataFrame) -> pl.LazyFrame:
         """The visible rows of a table for the given committed runs: compacted rows, then per-run
         rows whose key the snapshot does not hold (the same rows, if a compaction was cut short)."""
-        keys = runs.select("run_id", "generation").lazy()
-        # The run_id filter goes down into the Parquet reader (rows of other runs are never decoded);
-        # the join then keeps only the committed generation.
-        of_runs = pl.col("run_id").is_in(runs["run_id"].implode())
         row_key = list(ROW_KEYS[table])
         snapshot = self.snapshot_file(table)
-        compacted = (pl.scan_parquet(snapshot) if snapshot.exists() else empty_frame(table).lazy()).filter(
-            of_runs).join(keys, on=["run_id", "generation"], how="semi")
+        compacted = _committed(pl.scan_parquet(snapshot) if snapshot.exists() else empty_frame(table).lazy(), runs)
         deltas = self.delta_files(table)
         if not deltas:
             return compacted
-        recent = (pl.scan_parquet(deltas).filter(of_runs).join(keys, on=["run_id", "generation"], how="semi")
-                  .join(compacted.select(row_key).unique(), on=row_key, how="anti"))
+        recent = _committed(pl.scan_parquet(deltas), runs).join(
+            compacted.select(row_key).unique(), on=row_key, how="anti")
         return pl.concat([compacted, recent])
+
+    def _visible_parts(self, table: str, runs: pl.DataFrame) -> Iterator[pl.DataFrame]:
+        """``scan``'s rows, a bounded piece at a time: the snapshot's row groups, then each per-run file."""
+        row_key = list(ROW_KEYS[table])
+        snapshot = self.snapshot_file(table)
+        compacted_keys = empty_frame(table).select(row_key)
+        if snapshot.exists():
+            compacted_keys = _committed(pl.scan_parquet(snapshot), runs).select(row_key).unique().collect()
+            for offset in range(0, pq.ParquetFile(snapshot).metadata.num_rows, SCAN_ROWS):
+                yield _committed(pl.scan_parquet(snapshot).slice(offset, SCAN_ROWS), runs).collect()
+        for path in self.delta_files(table):
+            yield _committed(pl.scan_parquet(path), runs).join(
+                compacted_keys.lazy(), on=row_key, how="anti").collect()
 
     def compact(self) -> None:
         """Fold every table's visible rows into its snapshot and remove the per-run files
         (call with the writer lock held). Each table stays exact at every moment: a snapshot
-        replaces the old one by rename, and rows present in both are shown once."""
+        replaces the old one by rename, and rows present in both are shown once. Rows stream
+        through in pieces, so memory stays bounded however large the store is."""
         runs = self.committed_runs()
         for table in COMPACTED_TABLES:
             deltas = self.delta_files(table)
-            rows = runs.lazy() if table == "runs" else self.scan(table, runs)
+            parts = iter([runs]) if table == "runs" else self._visible_parts(table, runs)
             tmp = self.snapshot_file(table).with_name(f".{table}.{secrets.token_hex(4)}.tmp")
-            rows.sink_parquet(tmp, compression="zstd")
-            with open(tmp, "rb") as fh:
+            with open(tmp, "wb") as fh:
+                with pq.ParquetWriter(fh, empty_frame(table).to_arrow().schema, compression="zstd") as writer:
+                    for row_group in _regrouped(parts, ROW_GROUP_BYTES):
+                        writer.write_table(row_group.to_arrow())
+                fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.snapshot_file(table))
             for path in deltas:
