@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -245,7 +246,10 @@ def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, cli_env, tm
     assert_consistent(wh)
 
 
-def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_path):
+def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_path, monkeypatch):
+    # Pieces of a few rows, so compaction streams through many pieces and row groups.
+    monkeypatch.setattr("transforms.warehouse.PIECE_BYTES", 1)
+    monkeypatch.setattr("transforms.warehouse.MIN_PIECE_ROWS", 7)
     runs = runs_copy(MIXED, BASELINE, "eval_20260904_093000")
     wh = Warehouse(tmp_path / "wh")
     ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
@@ -277,6 +281,15 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
         (clean,), = con.execute("SELECT clean_exit FROM scenario_scores WHERE run_id = ? AND scenario_name = "
                                 "'qa__largest_ocean' AND policy_name = 'recorded'", [MIXED]).fetchall()
         assert clean is False
+        assert con.execute("SELECT count(*) FROM scenario_scores").fetchone() == ((34 + 14 + 14) * 2,)
+        after = con.execute(query).fetchall()
+    # A second compaction: snapshot rows of the replaced generation go, the new rows stay, once each.
+    with wh.writer_lock():
+        wh.compact()
+    assert pq.ParquetFile(wh.snapshot_file("scenarios")).metadata.num_row_groups > 1
+    assert verify(wh) == []
+    with wh.connect() as con:
+        assert con.execute(query).fetchall() == after
         assert con.execute("SELECT count(*) FROM scenario_scores").fetchone() == ((34 + 14 + 14) * 2,)
 
 

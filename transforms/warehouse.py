@@ -72,10 +72,10 @@ def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
     os.replace(tmp, path)
 
 
-# A compaction reads a snapshot in pieces of SCAN_ROWS and writes row groups of about
-# ROW_GROUP_BYTES (decoded): what it holds at once stays bounded however large the store is.
-SCAN_ROWS = 65_536
-ROW_GROUP_BYTES = 64 << 20
+# A compaction reads a snapshot and writes its row groups in pieces of about PIECE_BYTES in
+# memory: what it holds at once stays bounded however large the store is.
+PIECE_BYTES = 16 << 20
+MIN_PIECE_ROWS = 1024
 
 
 def _committed(rows: pl.LazyFrame, runs: pl.DataFrame) -> pl.LazyFrame:
@@ -201,11 +201,18 @@ class Warehouse:
         """``scan``'s rows, a bounded piece at a time: the snapshot's row groups, then each per-run file."""
         row_key = list(ROW_KEYS[table])
         snapshot = self.snapshot_file(table)
-        compacted_keys = empty_frame(table).select(row_key)
+        keys = [empty_frame(table).select(row_key)]  # of the compacted rows, gathered on the way
         if snapshot.exists():
-            compacted_keys = _committed(pl.scan_parquet(snapshot), runs).select(row_key).unique().collect()
-            for offset in range(0, pq.ParquetFile(snapshot).metadata.num_rows, SCAN_ROWS):
-                yield _committed(pl.scan_parquet(snapshot).slice(offset, SCAN_ROWS), runs).collect()
+            total, offset, rows = pq.ParquetFile(snapshot).metadata.num_rows, 0, MIN_PIECE_ROWS
+            while offset < total:
+                piece = pl.scan_parquet(snapshot).slice(offset, rows).collect()
+                offset += piece.height
+                part = _committed(piece.lazy(), runs).collect()
+                keys.append(part.select(row_key).unique())
+                yield part
+                # the next piece sized by what this one weighed in memory
+                rows = max(MIN_PIECE_ROWS, PIECE_BYTES * piece.height // max(piece.estimated_size(), 1))
+        compacted_keys = pl.concat(keys).unique()
         for path in self.delta_files(table):
             yield _committed(pl.scan_parquet(path), runs).join(
                 compacted_keys.lazy(), on=row_key, how="anti").collect()
@@ -222,7 +229,7 @@ class Warehouse:
             tmp = self.snapshot_file(table).with_name(f".{table}.{secrets.token_hex(4)}.tmp")
             with open(tmp, "wb") as fh:
                 with pq.ParquetWriter(fh, empty_frame(table).to_arrow().schema, compression="zstd") as writer:
-                    for row_group in _regrouped(parts, ROW_GROUP_BYTES):
+                    for row_group in _regrouped(parts, PIECE_BYTES):
                         writer.write_table(row_group.to_arrow())
                 fh.flush()
                 os.fsync(fh.fileno())
