@@ -198,7 +198,7 @@ class Warehouse:
         return pl.concat([compacted, recent])
 
     def _visible_parts(self, table: str, runs: pl.DataFrame) -> Iterator[pl.DataFrame]:
-        """``scan``'s rows, a bounded piece at a time: the snapshot's row groups, then each per-run file."""
+        """``scan``'s rows, a bounded piece at a time: slices of the snapshot, then each per-run file."""
         row_key = list(ROW_KEYS[table])
         snapshot = self.snapshot_file(table)
         keys = [empty_frame(table).select(row_key)]  # of the compacted rows, gathered on the way
@@ -206,6 +206,8 @@ class Warehouse:
             total, offset, rows = pq.ParquetFile(snapshot).metadata.num_rows, 0, MIN_PIECE_ROWS
             while offset < total:
                 piece = pl.scan_parquet(snapshot).slice(offset, rows).collect()
+                if piece.is_empty():  # shorter than its footer said: nothing more to read
+                    break
                 offset += piece.height
                 part = _committed(piece.lazy(), runs).collect()
                 keys.append(part.select(row_key).unique())
