@@ -23,9 +23,8 @@ from flows.ingest import ingest_flow
 from tests.conftest import CONFORMANCE
 from transforms.discover import Session, list_session
 from transforms.extract import read_session
-from transforms.pipeline import verify
+from transforms.pipeline import score_and_count, verify
 from transforms.policy import Policy
-from transforms.signals import score
 from transforms.warehouse import COMPACTED_TABLES, Warehouse
 
 MIXED = "eval_20260902_091500"
@@ -157,7 +156,7 @@ def test_fuzzed_corpus_never_aborts_and_never_loses_a_scenario(baseline_rows, mu
             mutate(target / file, kind, seed, value)
         tables = read_session(Session(BASELINE, session), "g")
         assert_each_dir_in_exactly_one_place(session, tables)
-        score(tables.scenarios.lazy(), Policy()).collect()  # whatever was ingested can be scored
+        score_and_count(tables.scenarios.lazy(), Policy())  # whatever was ingested can be scored and counted
         for row in tables.scenarios.iter_rows(named=True):  # untouched scenarios read exactly as before
             if row["scenario_name"] not in touched:
                 got = {k: v for k, v in row.items() if k not in ("fingerprint", "position")}

@@ -4,9 +4,8 @@ import polars as pl
 import pytest
 
 from transforms.columns import SCENARIO_COLUMNS
-from transforms.policy import Policy
 from transforms.pipeline import score_and_count
-from transforms.signals import score
+from transforms.policy import Policy
 
 BASE = {c.name: None for c in SCENARIO_COLUMNS} | {
     "run_id": "r", "generation": "g", "scenario_name": "d__s", "domain": "d", "position": 0,
@@ -20,7 +19,7 @@ SCHEMA = {c.name: c.dtype for c in SCENARIO_COLUMNS}
 
 def scored(policy=Policy(), **fields) -> dict:
     frame = pl.DataFrame([BASE | fields], schema=SCHEMA)
-    return score(frame.lazy(), policy).collect().row(0, named=True)
+    return score_and_count(frame.lazy(), policy)["scores"].row(0, named=True)
 
 
 def test_clean_exit_alone():

@@ -3,7 +3,7 @@
 Inputs are ``scenarios`` columns plus the ``eff_*`` columns of a ``Policy`` (the flags a
 scenario is scored under). Each signal is a nullable Boolean (null = not applicable) or, for
 the two pass rates, a nullable Float64; the composite rules are run-format.md §5.
-``score`` composes them with ``.pipe`` into the ``scores`` table.
+``with_scores`` composes them with ``.pipe``; ``as_scores`` shapes the result as the ``scores`` table.
 """
 
 from __future__ import annotations
@@ -200,7 +200,3 @@ def as_scores(scored: pl.LazyFrame) -> pl.LazyFrame:
     """Shaped as the ``scores`` table."""
     return scored.select([pl.col(name).cast(dtype) for name, dtype in SCHEMAS["scores"].items()])
 
-
-def score(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:
-    """``scenarios`` rows scored under ``policy``, shaped as the ``scores`` table."""
-    return with_scores(scenarios, policy).pipe(as_scores)
