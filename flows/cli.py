@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
 
+import functools
+
 import polars as pl
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from transforms.pipeline import check_policy, find_policy, prepare_for_writing, stored_policies, verify
-from transforms.policy import RECORDED, Policy
-from transforms.raw import Signal
-from transforms.summary import render_summary
+from flows import runtime
+from flows.terminal import Grid, show, wrapped
 from transforms.warehouse import Warehouse, WarehouseBusy
+
+# Read-only commands import neither Prefect nor the scoring code: each command imports what it uses.
+RECORDED = "recorded"  # the built-in policy (transforms.policy.RECORDED)
 
 app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
-# Piped output is not cut to 80 columns.
-out = Console() if sys.stdout.isatty() else Console(width=250)
-err = Console(stderr=True)
+
+
+@functools.cache
+def err():
+    """The console for messages (rich, for their colours: imported only when there is one to print)."""
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)  # a message is one line, however narrow the terminal
 
 
 class Format(StrEnum):
@@ -45,19 +50,22 @@ PolicyOpt = Annotated[str, typer.Option("--policy", "-p", help="Stored policy na
 
 
 def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err().print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
 
 
-def _prepare_prefect(verbose: bool) -> None:
-    # Prefect reads its settings at import: keep its INFO lines out of the progress display, and
-    # its local server from trying to send telemetry off a machine that may have no network.
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    if not verbose:
-        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+WideOpt = Annotated[bool, typer.Option("--wide", help="Every column, in one table however wide")]
+PrefectOpt = Annotated[bool, typer.Option(
+    "--prefect", help="Run as a Prefect flow even with no API configured (a temporary local server)")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")]
 
 
-def emit(df: pl.DataFrame, fmt: Format, title: str | None = None) -> None:
+def cell(value: object) -> str:
+    return "" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def emit(df: pl.DataFrame, fmt: Format, wide: bool = False) -> None:
+    """``df`` as JSON, CSV, or a table of every column (fitted to the terminal unless ``wide``)."""
     if fmt is Format.json:
         sys.stdout.write(json.dumps(df.to_dicts(), default=str, indent=2) + "\n")
     elif fmt is Format.csv:
@@ -65,12 +73,17 @@ def emit(df: pl.DataFrame, fmt: Format, title: str | None = None) -> None:
                                for c, t in df.schema.items() if isinstance(t, pl.List))
         sys.stdout.write(flat.write_csv())
     else:
-        table = Table(title=title, show_lines=False)
-        for name, dtype in df.schema.items():
-            table.add_column(name, justify="right" if dtype.is_numeric() else "left")
-        for row in df.iter_rows():
-            table.add_row(*("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
-        out.print(table)
+        right = {name for name, dtype in df.schema.items() if dtype.is_numeric()}
+        show(Grid(df.columns, [[cell(v) for v in row] for row in df.iter_rows()], right=right), wide)
+
+
+def pct(passed: int | None, total: int | None) -> str:
+    """A rate as people read it: percent with its counts; blank without a denominator."""
+    return f"{passed / total * 100:.1f}% {passed}/{total}" if total else ""
+
+
+def interval(low: float | None, high: float | None) -> str:
+    return "" if low is None else f"{low * 100:.1f}-{high * 100:.1f}"
 
 
 def open_warehouse(warehouse: Path | None) -> Warehouse:
@@ -80,6 +93,14 @@ def open_warehouse(warehouse: Path | None) -> Warehouse:
     except FileNotFoundError as exc:
         fail(str(exc))
     return wh
+
+
+def orchestrate(prefect: bool, task_runner: str, verbose: bool) -> runtime.Orchestration:
+    """In-process or a Prefect flow run (see flows.runtime), with Prefect's settings made first."""
+    chosen = runtime.choose(prefect, task_runner)
+    if chosen.prefect:
+        runtime.prepare_prefect(chosen, verbose, lambda line: err().print(f"[dim]{line}[/]", highlight=False))
+    return chosen
 
 
 @app.command()
@@ -92,43 +113,52 @@ def ingest(
         help="Run group: the system these runs are trials of, for pass^k [default: one group for all "
              "voice-agent sessions, one per tau2 / tau-bench file]")] = None,
     task_runner: Annotated[str, typer.Option(
-        help="Where the per-run tasks run: threads, processes, or dask (prefect-dask)")] = "threads",
+        help="Where the per-run tasks run: threads, processes, or dask (prefect-dask, a Prefect flow)")] = "threads",
     dask_address: Annotated[Optional[str], typer.Option(
         help="Scheduler address of an existing Dask cluster [default: a local multi-process cluster]")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")] = False,
+    prefect: PrefectOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
-    """Ingest new or changed runs (a Prefect flow), score them, refresh the views.
+    """Ingest new or changed runs, score them, refresh the views.
 
-    RUNS_DIR may be a folder of voice-agent eval_* sessions or a session folder, a tau2-bench results
-    file or results folder (results.json + simulations/), a tau-bench trajectory file, or a folder of them;
-    formats are recognised by content."""
-    _prepare_prefect(verbose)
-    from flows.ingest import ingest_flow, make_task_runner
-
+    In-process when no Prefect API is configured; a Prefect flow run when one is (PREFECT_API_URL or
+    a profile), with --prefect, or with --task-runner dask. RUNS_DIR may be a folder of voice-agent
+    eval_* sessions or a session folder, a tau2-bench results file or results folder (results.json +
+    simulations/), a tau-bench trajectory file, or a folder of them; formats are recognised by content."""
     for path in runs_dirs or []:
         if not path.exists():
             fail(f"{path}: no such file or directory", 2)
+    if dask_address:
+        task_runner = "dask"
+    orchestration = orchestrate(prefect, task_runner, verbose)
+    args = dict(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
+                warehouse=str(warehouse) if warehouse else None, force=force, progress=sys.stderr.isatty(),
+                group=group)
     try:
-        runner = make_task_runner(task_runner, dask_address)
-    except (ValueError, ImportError) as exc:
+        if orchestration.prefect:
+            from flows.ingest import ingest_flow, make_task_runner
+
+            result = ingest_flow.with_options(task_runner=make_task_runner(task_runner, dask_address))(**args)
+        else:
+            from flows.flow_bodies import InProcess, ingest as ingest_in_process
+
+            result = ingest_in_process(InProcess(task_runner), **args)
+    except (ImportError, ValueError) as exc:
         fail(str(exc), 2)
-    try:
-        result = ingest_flow.with_options(task_runner=runner)(
-            runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
-            warehouse=str(warehouse) if warehouse else None, force=force, progress=sys.stderr.isatty(), group=group)
     except WarehouseBusy as exc:
         fail(str(exc))
-    except ValueError as exc:
-        fail(str(exc), 2)
     for report in result["ingested"]:
-        err.print(f"{report['run_id']}: {report['status']}, {report['scenarios']} scenarios"
+        err().print(f"{report['run_id']}: {report['status']}, {report['scenarios']} scenarios"
                   + (f", [yellow]{report['quarantined']} quarantined[/]" if report["quarantined"] else ""))
         for problem in report["problems"]:
-            err.print(f"  [yellow]quarantined[/] {problem}", highlight=False)
+            err().print(f"  [yellow]quarantined[/] {problem}", highlight=False)
+        for warning in report["warnings"]:
+            err().print(f"  [yellow]warning[/] {warning}", highlight=False)
     for refused in result["refused"]:
-        err.print(f"[red]refused[/] {refused['path']}: {refused['reason']}", highlight=False)
-    err.print(f"{len(result['ingested'])} ingested, {len(result['unchanged'])} unchanged, "
-              f"{len(result['refused'])} refused -> {result['warehouse']}")
+        err().print(f"[red]refused[/] {refused['path']}: {refused['reason']}", highlight=False)
+    err().print(f"{len(result['ingested'])} ingested, {len(result['unchanged'])} unchanged, "
+              f"{len(result['refused'])} refused -> {result['warehouse']}; {orchestration.describe()}",
+              highlight=False)
     if result["refused"]:
         raise typer.Exit(1)
 
@@ -138,6 +168,7 @@ def sql(
     query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views")],
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
 ) -> None:
     """Run a read-only SQL query against the warehouse's DuckDB views."""
     import duckdb
@@ -145,21 +176,42 @@ def sql(
     wh = open_warehouse(warehouse)
     with wh.connect() as con:
         try:
-            df = con.sql(query).pl()
-        except AttributeError:
-            fail("the statement returned no rows (statements that modify the warehouse are refused)", 2)
+            relation = con.sql(query)
+            if relation is None:
+                fail("the statement returned no rows (statements that modify the warehouse are refused)", 2)
+            df = pl.DataFrame(relation)
         except duckdb.Error as exc:
             fail(str(exc).splitlines()[0], 2)
-    emit(df, fmt)
+    emit(df, fmt, wide)
 
 
 def open_scored(warehouse: Path | None, policy: str) -> tuple[Warehouse, str]:
-    """The warehouse and the id of the stored policy named ``policy``."""
+    """The warehouse and the id of the stored policy named ``policy`` (a name or an id)."""
     wh = open_warehouse(warehouse)
-    try:
-        return wh, find_policy(wh, policy).id
-    except KeyError as exc:
-        fail(str(exc.args[0]), 2)
+    with wh.connect() as con:
+        found = wh.query(con, "policy", policy=policy)
+    if found.is_empty():
+        fail(f"no stored policy named '{policy}'", 2)
+    return wh, found["policy_id"][0]
+
+
+SIGNAL_HEADERS = {"is_action_match": "action match", "db_state_match": "db match",
+                  "db_state_assertion": "db assertions", "nl_assertion": "nl assertions",
+                  "judge_passed": "judge passed", "clean_exit": "clean exit"}
+
+
+def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    headers = ["domain", "n", "success", "task", "db match", "db assertions", "nl assertions", "stalled"]
+    cells = [[r["domain"], str(r["scenarios"]), pct(r["success_passed"], r["success_total"]),
+              pct(r["task_passed"], r["task_total"]), pct(r["db_state_match_passed"], r["db_state_match_total"]),
+              pct(r["db_state_assertion_passed"], r["db_state_assertion_total"]),
+              pct(r["nl_assertion_passed"], r["nl_assertion_total"]), str(r["stalled"])] for r in rows]
+    return Grid(headers, cells, f"{run_id} (policy {policy})", right=set(headers[1:])).without_empty_columns()
+
+
+def _signal_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    cells = [[SIGNAL_HEADERS[r["signal"]], pct(r["passed"], r["total"]), r["unit"]] for r in rows]
+    return Grid(["signal", "pass rate", "counted in"], cells, f"{run_id} (policy {policy})", right={"pass rate"})
 
 
 @app.command()
@@ -169,14 +221,22 @@ def rates(
     policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
 ) -> None:
-    """Success, task-success and per-signal rates, per domain or per signal."""
+    """Success, task-success and per-signal rates, per domain or per signal (one table per run)."""
     wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         df = wh.query(con, f"rates_by_{by}", policy_id=policy_id, run_id=run)
     if run and df.is_empty():
         fail(f"no scored run '{run}' in {wh.root}", 2)
-    emit(df, fmt)
+    if fmt is not Format.table or wide:
+        emit(df, fmt, wide)
+        return
+    grid = _domain_grid if by is RatesBy.domain else _signal_grid
+    for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
+        if n:
+            print()
+        show(grid(run_id, policy, rows.to_dicts()))
 
 
 def require_run(wh: Warehouse, con, run: str) -> dict:
@@ -195,6 +255,8 @@ def summary(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
 ) -> None:
     """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
+    from transforms.summary import render_summary
+
     wh, policy_id = open_scored(warehouse, policy)
     with wh.connect() as con:
         info = require_run(wh, con, run)
@@ -209,7 +271,9 @@ def summary(
         sys.stdout.write(text)
 
 
-def _parse_whitelists(items: list[str]) -> dict[str, tuple[Signal, ...]]:
+def _parse_whitelists(items: list[str]) -> dict:
+    from transforms.raw import Signal
+
     whitelists = {}
     for item in items:
         domain, sep, signals = item.partition("=")
@@ -236,9 +300,14 @@ def rescore(
         help="Override a domain's gating signals: DOMAIN=signal[,signal...] (repeatable)")] = None,
     run: Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")] = None,
     warehouse: WarehouseOpt = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")] = False,
+    prefect: PrefectOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
-    """Re-score stored runs under a policy from the Parquet tables alone (a Prefect flow)."""
+    """Re-score stored runs under a policy from the Parquet tables alone (in-process, or a Prefect
+    flow run when an API is configured or with --prefect)."""
+    from transforms.pipeline import check_policy, find_policy
+    from transforms.policy import Policy
+
     wh = open_warehouse(warehouse)
     flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns, "strict_match": strict_match,
              "judge_enabled": judge, "whitelists": _parse_whitelists(whitelist or [])}
@@ -254,16 +323,23 @@ def rescore(
             fail("give --policy NAME and/or the flags that define a policy", 2)
     except (ValueError, KeyError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc), 2)
-    _prepare_prefect(verbose)
-    from flows.ingest import rescore_flow
-
+    orchestration = orchestrate(prefect, "threads", verbose)
+    args = dict(warehouse=str(wh.root), policy_specs=[chosen.spec_json()], run_ids=run)
     try:
-        result = rescore_flow(warehouse=str(wh.root), policy_specs=[chosen.spec_json()], run_ids=run)
+        if orchestration.prefect:
+            from flows.ingest import rescore_flow
+
+            result = rescore_flow(**args)
+        else:
+            from flows.flow_bodies import InProcess, rescore_policies
+
+            result = rescore_policies(InProcess(), **args)
     except KeyError as exc:
         fail(str(exc.args[0]), 2)
     except WarehouseBusy as exc:
         fail(str(exc))
-    err.print(f"policy '{chosen.name}' ({chosen.id}): {result['scored'][chosen.name]} scenarios scored")
+    err().print(f"policy '{chosen.name}' ({chosen.id}): {result['scored'][chosen.name]} scenarios scored; "
+              f"{orchestration.describe()}", highlight=False)
 
 
 def _comparison(wh: Warehouse, con, run_a: str, run_b: str, policy_id: str):
@@ -281,6 +357,7 @@ def compare_runs(
     policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
 ) -> None:
     """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
     from transforms.compare import delta_text
@@ -290,31 +367,25 @@ def compare_runs(
         for run in (run_a, run_b):
             require_run(wh, con, run)
         c = _comparison(wh, con, run_a, run_b, policy_id)
-    if fmt is not Format.table:
-        if fmt is Format.csv:
-            emit(c.deltas, fmt)
-            return
+    if fmt is Format.json:
         sys.stdout.write(json.dumps({
             "run_a": run_a, "run_b": run_b, "domains": c.deltas.to_dicts(), "fixed": c.fixed, "broken": c.broken,
             "paired": c.paired, "mcnemar": {"broken": c.mcnemar.broken, "fixed": c.mcnemar.fixed,
                                             "p_value": c.mcnemar.p_value}}, indent=2) + "\n")
         return
-    pct = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
-    table = Table(title=f"{run_a} -> {run_b} (composite success, policy {policy})")
-    for column in ("domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"):
-        table.add_column(column, justify="left" if column == "domain" else "right")
-    for r in c.deltas.iter_rows(named=True):
-        ci = lambda lo, hi: "" if lo is None else f"[{lo * 100:.1f}, {hi * 100:.1f}]"  # noqa: E731
-        delta, delta_ci = delta_text(r, "")
-        table.add_row(r["domain"], f"{pct(r['rate_a'])} ({r['passed_a']}/{r['total_a']})" if r["total_a"] else "",
-                      ci(r["ci_low_a"], r["ci_high_a"]),
-                      f"{pct(r['rate_b'])} ({r['passed_b']}/{r['total_b']})" if r["total_b"] else "",
-                      ci(r["ci_low_b"], r["ci_high_b"]), delta, delta_ci)
-    out.print(table)
-    out.print(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}", highlight=False)
-    out.print(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}", highlight=False)
-    out.print(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
-              f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}", highlight=False)
+    if fmt is Format.csv or wide:
+        emit(c.deltas, fmt, wide)
+        return
+    headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"]
+    cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
+              pct(r["passed_b"], r["total_b"]), interval(r["ci_low_b"], r["ci_high_b"]), *delta_text(r, "")]
+             for r in c.deltas.iter_rows(named=True)]
+    show(Grid(headers, cells, f"A {run_a} -> B {run_b} (composite success, policy {policy})",
+                   right=set(headers[1:])))
+    print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
+    print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
+    print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
+                  f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}"))
 
 
 @app.command()
@@ -323,6 +394,7 @@ def history(
     policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
 ) -> None:
     """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals."""
     wh, policy_id = open_scored(warehouse, policy)
@@ -330,7 +402,44 @@ def history(
         df = wh.query(con, "history", policy_id=policy_id, domain=domain)
     if df.is_empty():
         fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
-    emit(df, fmt)
+    if fmt is not Format.table or wide:
+        emit(df, fmt, wide)
+        return
+    headers = ["run", "started", "n", "success", "95% CI", "task", "stalled"]
+    cells = [[r["run_id"], cell(r["session_started_at"])[:16], str(r["scenarios"]),
+              pct(r["success_passed"], r["success_total"]), interval(r["success_ci_low"], r["success_ci_high"]),
+              "" if r["task_success_rate"] is None else f"{r['task_success_rate'] * 100:.1f}%", str(r["stalled"])]
+             for r in df.iter_rows(named=True)]
+    show(Grid(headers, cells, f"composite success of {domain}, policy {policy}, oldest first",
+                   right=set(headers[2:])).without_empty_columns())
+
+
+@app.command()
+def passk(
+    group: Annotated[Optional[str], typer.Option("--group", "-g", help="One run group [default: every group]")] = None,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """pass^k per run group and domain (k up to the trial count): recomputed and claimed side by side."""
+    wh, policy_id = open_scored(warehouse, policy)
+    with wh.connect() as con:
+        df = wh.query(con, "passk", policy_id=policy_id, run_group=group)
+    if df.is_empty():
+        fail(f"no run group '{group}' scored under policy '{policy}'" if group else "no scored runs", 2)
+    if fmt is not Format.table or wide:
+        emit(df, fmt, wide)
+        return
+    share = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
+    headers = ["domain", "k", "tasks", "pass^k", "95% CI", "claimed tasks", "claimed pass^k"]
+    for n, ((run_group,), rows) in enumerate(df.group_by("run_group", maintain_order=True)):
+        if n:
+            print()
+        cells = [[r["domain"], str(r["k"]), str(r["tasks"]), share(r["pass_hat_k"]),
+                  interval(r["ci_low"], r["ci_high"]), str(r["claimed_tasks"]), share(r["claimed_pass_hat_k"])]
+                 for r in rows.iter_rows(named=True)]
+        show(Grid(headers, cells, f"{run_group} (policy {policy})", right=set(headers[1:])).without_empty_columns())
 
 
 @app.command()
@@ -354,25 +463,31 @@ def report(
                       if earlier.height else None)
         stalled = wh.query(con, "report_stalled", policy_id=policy_id)
     out_file.write_text(render_report(history, runs, comparison, stalled, policy), encoding="utf-8")
-    err.print(f"report written to {out_file}")
+    err().print(f"report written to {out_file}")
 
 
 @app.command()
 def check(warehouse: WarehouseOpt = None) -> None:
     """Verify the warehouse: every run's committed rows complete and every stored policy scored."""
+    from transforms.pipeline import task_id_warnings, verify
+
     wh = open_warehouse(warehouse)
     problems = verify(wh)
     for problem in problems:
-        err.print(f"[red]inconsistent[/] {problem}", highlight=False)
+        err().print(f"[red]inconsistent[/] {problem}", highlight=False)
+    for run_id, warning in task_id_warnings(wh.scan("scenarios", wh.committed_runs())).items():
+        err().print(f"[yellow]warning[/] {run_id}: {warning}", highlight=False)
     if problems:
         raise typer.Exit(1)
-    err.print(f"{wh.root}: consistent ({wh.committed_runs().height} runs)")
+    err().print(f"{wh.root}: consistent ({wh.committed_runs().height} runs)")
 
 
 @app.command()
 def compact(warehouse: WarehouseOpt = None) -> None:
     """Fold the per-run Parquet files into one snapshot per table (ingest and rescore do it on their
     own once the files pile up); queries and re-scores then open a handful of files."""
+    from transforms.pipeline import prepare_for_writing
+
     wh = open_warehouse(warehouse)
     try:
         with wh.writer_lock():
@@ -380,15 +495,32 @@ def compact(warehouse: WarehouseOpt = None) -> None:
             wh.compact()
     except WarehouseBusy as exc:
         fail(str(exc))
-    err.print(f"{wh.root}: compacted ({wh.committed_runs().height} runs)")
+    err().print(f"{wh.root}: compacted ({wh.committed_runs().height} runs)")
+
+
+POLICY_FIELDS = {"judge_threshold": "threshold", "min_agent_turns": "min turns", "strict_match": "strict",
+                 "judge_enabled": "judge", "whitelists": "whitelists", "scorer_version": "scorer"}
 
 
 @app.command()
-def policies(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
+def policies(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: WideOpt = False) -> None:
     """List stored scoring policies."""
     wh = open_warehouse(warehouse)
-    rows = [{"policy_id": p.id, **p.model_dump(mode="json")} for p in stored_policies(wh)]
-    emit(pl.DataFrame(rows).with_columns(pl.col("whitelists").cast(pl.String)), fmt)
+    with wh.connect() as con:
+        stored = wh.query(con, "policies")
+    specs = [json.loads(spec) for spec in stored["spec_json"]]
+    df = pl.DataFrame([{"policy_id": pid, **spec, "whitelists": json.dumps(spec["whitelists"], sort_keys=True)}
+                       for pid, spec in zip(stored["policy_id"], specs)])
+    if fmt is not Format.table or wide:
+        emit(df, fmt, wide)
+        return
+    unset = lambda v: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)  # noqa: E731
+    cells = [[spec["name"], pid, *(unset(spec[f]) if f != "whitelists" else
+                                   " ".join(f"{d}={','.join(s)}" for d, s in sorted(spec[f].items()))
+                                   for f in POLICY_FIELDS)]
+             for pid, spec in zip(stored["policy_id"], specs)]
+    show(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
+                   note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())
 
 
 @app.command()
@@ -398,10 +530,14 @@ def serve(
     interval: Annotated[Optional[float], typer.Option(help="Seconds between runs")] = None,
     name: Annotated[str, typer.Option(help="Deployment name")] = "scheduled",
     warehouse: WarehouseOpt = None,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Serve a Prefect deployment that ingests new runs and re-scores every stored policy on a schedule."""
     if (cron is None) == (interval is None):
         fail("give exactly one of --cron or --interval", 2)
+    orchestration = orchestrate(True, "threads", verbose)
+    if not orchestration.api_url:  # a temporary server has no scheduler (Prefect refuses to schedule on one)
+        fail("serve needs a running Prefect server: start one (`prefect server start`) and set PREFECT_API_URL", 2)
     from prefect import serve as prefect_serve
 
     from flows.ingest import refresh_flow
@@ -410,7 +546,7 @@ def serve(
     deployment = refresh_flow.to_deployment(
         name=name, cron=cron, interval=interval,
         parameters={"runs_dirs": [str(p.resolve()) for p in runs_dirs], "warehouse": str(wh.root.resolve())})
-    err.print(f"serving deployment 'scorelake-refresh/{name}' -> {wh.root}")
+    err().print(f"serving deployment 'scorelake-refresh/{name}' -> {wh.root}")
     prefect_serve(deployment)
 
 

@@ -74,14 +74,21 @@ def prefect_server():
 
 
 @pytest.fixture(scope="session")
-def ingested(tmp_path_factory, prefect_server):
-    """A warehouse holding the whole conformance corpus, built by the real ingest flow."""
-    from flows.ingest import ingest_flow
+def ingested(tmp_path_factory):
+    """A warehouse holding the whole conformance corpus, built by the ingest flow's body in-process
+    (as a command with no Prefect API configured runs it; the Prefect path is tested on its own)."""
+    from flows.flow_bodies import InProcess, ingest
     from transforms.warehouse import Warehouse
 
     root = tmp_path_factory.mktemp("warehouse")
-    result = ingest_flow(runs_dirs=[str(CONFORMANCE)], warehouse=str(root))
+    result = ingest(InProcess(), runs_dirs=[str(CONFORMANCE)], warehouse=str(root))
     return Warehouse(root), result
+
+
+def no_prefect_env(prefect_home: Path) -> dict:
+    """The environment of a user with no Prefect API configured and a new, empty PREFECT_HOME."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_") or k == "PREFECT_LOGGING_LEVEL"}
+    return {**env, "PREFECT_HOME": str(prefect_home)}
 
 
 @pytest.fixture

@@ -142,7 +142,8 @@ def test_rate_counts_follow_the_summary_rules():
         "db_state_match_passed": 0, "db_state_match_total": 0,
         "db_state_assertion_passed": 1, "db_state_assertion_total": 2,  # the stalled 3/3 and the 0/0 are out
         "nl_assertion_passed": 0, "nl_assertion_total": 0, "judge_passed_passed": 1, "judge_passed_total": 1,
-        "clean_exit_passed": 1, "clean_exit_total": 2, "judge_score_sum": 0.95, "judge_scored": 1,
+        "clean_exit_passed": 1, "clean_exit_total": 2, "communicate_passed": 0, "communicate_total": 0,
+        "judge_score_sum": 0.95, "judge_scored": 1,
         "agent_tokens": 22, "user_tokens": 0,
     }
     assert (e["scenarios"], e["success_passed"], e["success_total"], e["clean_exit_total"]) == (1, 0, 0, 1)

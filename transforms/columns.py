@@ -152,6 +152,14 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     C("judge_score", F64, From("judge", "score"), From("metrics", "judge_score")),
     C("nl_total", I64, Derived("nl_total")),
     C("nl_passed", I64, Derived("nl_passed")),
+    # tau2's COMMUNICATE check and reward basis (NULL for voice-agent runs)
+    C("communicate_total", I64, Derived("communicate_total"), doc="tau2 communicate_checks"),
+    C("communicate_passed", I64, Derived("communicate_passed")),
+    C("reward_basis", StrList, Derived("reward_basis"), doc="tau2 reward basis the simulation was scored on"),
+    C("basis_checks_missing", StrList, Derived("basis_checks_missing"),
+      doc="basis entries with no check recorded (a normally ended tau2 simulation)"),
+    C("task_id_claimed", Str, Derived("task_id_claimed"),
+      doc="the source's task id where it contradicts the task definition (task_id is the recovered one)"),
     # what upstream stored, kept next to the recomputed values
     C("claimed_reward", F64, Derived("claimed_reward"), doc="the source's own reward (tau2 / tau-bench)"),
     C("claimed_success", Bool, Derived("claimed_success"),
@@ -236,6 +244,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "judge_score": F64,
         "judge_passed": Bool,
         "clean_exit": Bool,
+        "communicate": Bool,
         "agent_turns": I64,
         "stalled": Bool,
         "passed": StrList,
@@ -244,6 +253,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "excluded": StrList,
         "is_successful": Bool,
         "is_task_successful": Bool,
+        "reward": F64,  # tau2's product over the reward basis, recomputed (NULL without a basis)
     },
     # Per run, policy and domain: the numerators and denominators of every rate (transforms/rollup.py).
     # Each signal's pair skips stalled scenarios, as all_summary.txt does; the composite's does not.
@@ -270,6 +280,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "judge_passed_total": I64,
         "clean_exit_passed": I64,
         "clean_exit_total": I64,
+        "communicate_passed": I64,
+        "communicate_total": I64,
         "judge_score_sum": F64,
         "judge_scored": I64,
         "agent_tokens": I64,

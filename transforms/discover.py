@@ -134,11 +134,17 @@ def list_session(session_dir: Path) -> Listing:
     return Listing(scenarios, killed, digest.hexdigest())
 
 
+# Part of a tau2 / tau-bench file's fingerprint: a reader that extracts more from the same file
+# (2: COMMUNICATE, reward basis, recovered task ids) re-reads files ingested by an older one.
+EXTERNAL_READER_VERSION = "2"
+
+
 def session_fingerprint(session: Session) -> str:
     """Changes whenever a file scoring reads is added, removed, resized or touched."""
     if session.kind == "nemo":
         return list_session(session.path).fingerprint
     digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"reader={EXTERNAL_READER_VERSION};".encode())
     if session.kind == "tau2-dir":
         digest.update(f"results={_stat_token(session.path / 'results.json')};".encode())
         for path in sorted((session.path / "simulations").glob("*.json")):

@@ -2,10 +2,12 @@
 
 Mapping (tau2-notes.md §6): DB_STATE_MATCH <- ``db_check.db_match`` (tau2's own verdict: no hashes
 exist), DB_STATE_ASSERTION <- ``env_assertions[].met``, NL_ASSERTION <- ``nl_assertions[].met``,
-ACTION_MATCH <- ``action_checks[].action_match``, CLEAN_EXIT <- termination ``agent_stop`` /
-``user_stop``. A simulation's whitelist is its reward basis mapped to those signals plus
-CLEAN_EXIT (COMMUNICATE has no analogue). tau2's reward is kept as the claimed verdict beside
-the recomputed composite: the two legitimately differ (COMMUNICATE, user-DB hash).
+ACTION_MATCH <- ``action_checks[].action_match``, COMMUNICATE <- ``communicate_checks[].met`` (a
+signal of its own: the runner has none), CLEAN_EXIT <- termination ``agent_stop`` / ``user_stop``
+(tau2's gate). A simulation's whitelist is its reward basis mapped to those signals plus CLEAN_EXIT,
+so the composite is tau2's reward recomputed; tau2's own reward is kept beside it as the claim.
+A task id that contradicts the task definition (its gold actions or NL assertions) is replaced by
+the task the simulation's checks identify, the claimed one kept in ``task_id_claimed``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ BASIS_SIGNALS = {
     "ENV_ASSERTION": Signal.DB_STATE_ASSERTION,
     "NL_ASSERTION": Signal.NL_ASSERTION,
     "ACTION": Signal.ACTION_MATCH,
+    "COMMUNICATE": Signal.COMMUNICATE,
 }
+# The simulation's checks per basis entry, and the task's criteria that make tau2 run them (a
+# task without criteria of a kind scores that component 1 without recording a check).
+BASIS_CHECKS = {"DB": ("db_check", None), "ENV_ASSERTION": ("env_assertions", "env_assertions"),
+                "NL_ASSERTION": ("nl_assertions", "nl_assertions"), "ACTION": ("action_checks", "actions"),
+                "COMMUNICATE": ("communicate_checks", "communicate_info")}
+NORMAL_ENDS = ("agent_stop", "user_stop")
 DEFAULT_BASIS = ["DB", "COMMUNICATE"]  # tau2's pydantic default when a task sets none
 
 
@@ -61,16 +70,83 @@ def _verdict(session: Session, generation: str, scenario: str, kind: str, ordina
     return row
 
 
+def _criteria(task: dict | None) -> dict:
+    return (task or {}).get("evaluation_criteria") or {}
+
+
+def _evidence(sim: Tau2Simulation) -> dict[str, tuple]:
+    """What identifies a simulation's task: its checked gold action ids and NL assertion texts."""
+    info, found = sim.reward_info, {}
+    if info and info.action_checks:
+        found["actions"] = tuple(c.action.get("action_id") for c in info.action_checks)
+    if info and info.nl_assertions:
+        found["nl_assertions"] = tuple(a.nl_assertion for a in info.nl_assertions)
+    return found
+
+
+def _fits(task: dict, evidence: dict[str, tuple]) -> bool:
+    criteria = _criteria(task)
+    gold = {"actions": tuple(a.get("action_id") for a in criteria.get("actions") or []),
+            "nl_assertions": tuple(criteria.get("nl_assertions") or [])}
+    return all(gold[kind] == value for kind, value in evidence.items())
+
+
+UNRESOLVED = "{claimed} (unresolved)"  # a contradicted id no task can replace: a group of its own
+
+
+def recover_task_id(sim: Tau2Simulation, tasks: dict[str, dict]) -> tuple[str, str | None, bool]:
+    """(task id, claimed id where contradicted, whether the checks identify the task). The claimed id
+    stands unless the simulation's checks contradict its task; then the one task they fit."""
+    evidence = _evidence(sim)
+    claimed = tasks.get(sim.task_id)
+    if not evidence or not tasks:
+        return sim.task_id, None, False
+    if claimed is not None and _fits(claimed, evidence):
+        return sim.task_id, None, True
+    fitting = [task_id for task_id, task in tasks.items() if _fits(task, evidence)]
+    if len(fitting) == 1:
+        return fitting[0], sim.task_id, True
+    return UNRESOLVED.format(claimed=sim.task_id), sim.task_id, False
+
+
+def _settle_collisions(rows: list[dict], identified: list[bool]) -> None:
+    """A (task, trial) held by a simulation its checks identify contradicts any other simulation
+    that merely claims it: that claim is marked unresolved (pass^k must not count it as a trial)."""
+    holders = {(r["task_id"], r["trial"]) for r, known in zip(rows, identified) if known}
+    for row, known in zip(rows, identified):
+        if not known and row["task_id_claimed"] is None and (row["task_id"], row["trial"]) in holders:
+            row["task_id_claimed"] = row["task_id"]
+            row["task_id"] = UNRESOLVED.format(claimed=row["task_id"])
+
+
+def _missing_checks(sim: Tau2Simulation, basis: list[str], task: dict | None) -> list[str]:
+    """Basis entries a normally ended simulation has no check for (tau2 would have run them)."""
+    if sim.termination_reason not in NORMAL_ENDS:
+        return []  # tau2 scores a premature end 0 without running the checks
+    criteria, missing = _criteria(task), []
+    for entry in basis:
+        check, needs = BASIS_CHECKS.get(entry, (None, None))
+        recorded = getattr(sim.reward_info, check, None) if check else None
+        if recorded is None and (check is None or needs is None or task is None or criteria.get(needs)):
+            missing.append(entry)
+    return missing
+
+
 def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Simulation, bucket: str,
-               task_basis: list[str] | None) -> tuple[dict, list[dict]]:
+               tasks: dict[str, dict]) -> tuple[dict, list[dict]]:
     info = sim.reward_info
+    task_id, task_id_claimed, identified = recover_task_id(sim, tasks)
+    task = tasks.get(task_id)
     name = f"{bucket}__{sim.task_id}__trial{sim.trial}"
-    basis = (info.reward_basis if info and info.reward_basis and sim.termination_reason in ("agent_stop", "user_stop")
-             else None) or task_basis or DEFAULT_BASIS
+    basis = (info.reward_basis if info and info.reward_basis and sim.termination_reason in NORMAL_ENDS
+             else None) or _criteria(task).get("reward_basis") or DEFAULT_BASIS
     row = _base_row(session, generation, fingerprint)
     row.update(
-        scenario_name=name, domain=bucket, registry_domain=bucket, task_id=sim.task_id, trial=sim.trial,
-        success_signals=whitelist(basis), total_turns=len(sim.messages), scenario_duration=sim.duration or 0.0,
+        _identified=identified,  # popped by read_tau2, once every simulation is read
+        scenario_name=name, domain=bucket, registry_domain=bucket, task_id=task_id, task_id_claimed=task_id_claimed,
+        trial=sim.trial, success_signals=whitelist(basis), reward_basis=basis,
+        basis_checks_missing=_missing_checks(sim, basis, task) if info else list(basis),
+        total_turns=len(sim.messages), scenario_duration=sim.duration or 0.0,
         duration_seconds=sim.duration, stop_reason=sim.termination_reason,
         agent_n_calls=sum(1 for m in sim.messages if m.get("role") == "assistant"),
         claimed_reward=info.reward if info else None, claimed_success=is_success(info.reward if info else None),
@@ -101,6 +177,9 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
             verdicts.append(_verdict(session, generation, name, "action", i, label=c.action.get("name"),
                                      side=c.action.get("requestor"), passed=c.action_match,
                                      expected_json=json.dumps(c.action.get("arguments"))))
+    if info.communicate_checks is not None:
+        row.update(communicate_total=len(info.communicate_checks),
+                   communicate_passed=sum(bool(c.get("met")) for c in info.communicate_checks))
     for i, c in enumerate(info.communicate_checks or [], 1):
         verdicts.append(_verdict(session, generation, name, "communicate", i, label=c.get("info"),
                                  passed=bool(c.get("met")), detail=c.get("justification")))
@@ -173,16 +252,16 @@ def read_tau2(session: Session, generation: str) -> SessionTables:
     info = header.get("info") or {}
     domain = ((info.get("environment_info") or {}).get("domain_name")) or "unknown"
     bucket = f"tau2_{domain}"
-    task_basis = {str(t.get("id")): (t.get("evaluation_criteria") or {}).get("reward_basis")
-                  for t in header.get("tasks") or [] if isinstance(t, dict)}
+    tasks = {str(t.get("id")): t for t in header.get("tasks") or [] if isinstance(t, dict)}
 
     def reader(where: str, load: Callable[[], Any]) -> Callable[[], tuple[dict, list[dict]]]:
         def read() -> tuple[dict, list[dict]]:
             sim = validate(Tau2Simulation, load(), where)
-            return _tau2_rows(session, generation, fingerprint, sim, bucket, task_basis.get(sim.task_id))
+            return _tau2_rows(session, generation, fingerprint, sim, bucket, tasks)
         return read
 
     rows, verdicts, quarantine, errors = _collect(session, generation, [(w, reader(w, f)) for w, f in loaders])
+    _settle_collisions(rows, [row.pop("_identified") for row in rows])
     env = {k: v for k, v in (info.get("environment_info") or {}).items() if k not in ("policy", "tool_defs")}
     summary = {**{k: v for k, v in info.items() if k != "environment_info"}, "environment_info": env}
     run = _run_row(session, generation, fingerprint, "tau2", header.get("timestamp"), len(loaders), len(rows),

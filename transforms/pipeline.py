@@ -27,6 +27,7 @@ class SessionReport:
     scenarios: int
     quarantined: int
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -123,7 +124,19 @@ def ingest_session(wh: Warehouse, session: Session, policies: list[Policy]) -> S
         wh.write_scores(session.run_id, generation, policy.id, score_and_count(scenarios, policy))
     wh.commit_run(frame("runs", [tables.run]))
     return SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
-                         [str(e) for e in tables.errors])
+                         [str(e) for e in tables.errors], list(task_id_warnings(scenarios).values()))
+
+
+def task_id_warnings(scenarios: pl.LazyFrame) -> dict[str, str]:
+    """Per run, a line on the simulations whose task id contradicts their task definition."""
+    counts = scenarios.group_by("run_id").agg(
+        pl.len().alias("total"), pl.col("task_id_claimed").is_not_null().sum().alias("contradicted"),
+        pl.col("task_id").str.ends_with(" (unresolved)").sum().alias("unresolved"),
+    ).filter(pl.col("contradicted") > 0).sort("run_id").collect()
+    return {r["run_id"]: f"{r['contradicted']} of {r['total']} simulations carry a task_id that contradicts their "
+                         f"task definition: {r['contradicted'] - r['unresolved']} recovered from their checks, "
+                         f"{r['unresolved']} unresolved (pass^k groups by the recovered id; see task_id_claimed)"
+            for r in counts.iter_rows(named=True)}
 
 
 def record_refusals(wh: Warehouse, refused: list[tuple[Session, str]]) -> None:

@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Strict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError, field_validator, model_validator
 
 __all__ = [
     "Signal",
@@ -35,6 +35,12 @@ class Signal(StrEnum):
     NL_ASSERTION = "nl_assertion"
     JUDGE_PASSED = "judge_passed"
     CLEAN_EXIT = "clean_exit"
+    # tau2's COMMUNICATE check (its communicate_checks all met): no runner analogue, so last, and
+    # never in a voice-agent scenario's whitelist (NEMO_SIGNALS).
+    COMMUNICATE = "communicate"
+
+
+NEMO_SIGNALS = tuple(s for s in Signal if s is not Signal.COMMUNICATE)  # the runner's SuccessSignal
 
 
 class _Strict(BaseModel):
@@ -146,6 +152,13 @@ class MetadataFile(_Strict):
     nl_assertions: list[str] | None = None
     expected_db_hash: str | None = None
     expected_user_db_hash: str | None = None
+
+    @field_validator("success_signals")
+    @classmethod
+    def _runner_signals(cls, value: list[Signal]) -> list[Signal]:
+        if Signal.COMMUNICATE in value:
+            raise ValueError(f"'{Signal.COMMUNICATE}' is not a SuccessSignal of the runner")
+        return value
 
 
 class ParsedArgs(_Strict):

@@ -18,7 +18,7 @@ SCENARIO_FACTS = ("domain", "dbsa_passed", "dbsa_total", "nl_passed", "nl_total"
                   "agent_completion_tokens", "user_prompt_tokens", "user_completion_tokens")
 # rate_counts prefix -> the scores column holding the per-scenario verdict.
 SCENARIO_SIGNALS = {"action_match": "is_action_match", "db_state_match": "db_state_match",
-                    "judge_passed": "judge_passed", "clean_exit": "clean_exit"}
+                    "judge_passed": "judge_passed", "clean_exit": "clean_exit", "communicate": "communicate"}
 # rate_counts prefix -> (pass rate that says the signal applies, passed items, total items).
 ITEM_SIGNALS = {"db_state_assertion": ("db_state_assertion_pass_rate", "dbsa_passed", "dbsa_total"),
                 "nl_assertion": ("nl_assertion_pass_rate", "nl_passed", "nl_total")}

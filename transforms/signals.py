@@ -1,4 +1,4 @@
-"""The six scoring signals, the composite and the stall override as Polars expressions.
+"""The six scoring signals (and tau2's COMMUNICATE), the composite and the stall override as Polars expressions.
 
 Inputs are ``scenarios`` columns plus the ``eff_*`` columns of a ``Policy`` (the flags a
 scenario is scored under). Each signal is a nullable Boolean (null = not applicable) or, for
@@ -65,6 +65,11 @@ def clean_exit() -> pl.Expr:
     return col("stop_reason").is_in(CLEAN_STOP_REASONS)
 
 
+def communicate() -> pl.Expr:
+    """tau2's COMMUNICATE: every communicate check met; not applicable without checks."""
+    return pl.when(col("communicate_total") > 0).then(col("communicate_passed") == col("communicate_total"))
+
+
 def agent_turns() -> pl.Expr:
     """``token_usage.agent.n_calls``, else assistant messages in llm_context.json (§5.4)."""
     return pl.coalesce(col("agent_n_calls"), col("agent_context_messages"))
@@ -83,6 +88,7 @@ SIGNAL_VALUES: dict[Signal, str] = {
     Signal.NL_ASSERTION: "nl_assertion_pass_rate",
     Signal.JUDGE_PASSED: "judge_passed",
     Signal.CLEAN_EXIT: "clean_exit",
+    Signal.COMMUNICATE: "communicate",
 }
 
 
@@ -167,15 +173,22 @@ def with_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
         judge_score().alias("judge_score"),
         judge_passed().alias("judge_passed"),
         clean_exit().alias("clean_exit"),
+        communicate().alias("communicate"),
         agent_turns().alias("agent_turns"),
         stalled().alias("stalled"),
     )
 
 
+def reward() -> pl.Expr:
+    """tau2's reward recomputed: the product over the basis of 0/1 components, i.e. the composite
+    (whose whitelist is the basis plus the termination gate, CLEAN_EXIT), for sources with a basis."""
+    return pl.when(col("reward_basis").is_not_null()).then(col("is_successful").cast(pl.Float64))
+
+
 def with_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
     return (frame.pipe(with_checks)
             .with_columns(*breakdown(), is_successful().alias("is_successful"))
-            .with_columns(is_task_successful().alias("is_task_successful")))
+            .with_columns(is_task_successful().alias("is_task_successful"), reward().alias("reward")))
 
 
 def with_scores(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:

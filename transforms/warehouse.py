@@ -28,6 +28,7 @@ import hashlib
 import os
 import re
 import secrets
+import time
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +36,6 @@ from typing import Iterator
 
 import duckdb
 import polars as pl
-import pyarrow.parquet as pq
 
 from transforms.columns import SCHEMAS, empty_frame
 
@@ -97,6 +97,18 @@ def _regrouped(parts: Iterator[pl.DataFrame], size: int) -> Iterator[pl.DataFram
             pending, held = [], 0
     if pending:
         yield pl.concat(pending)
+
+
+def _lock_holder(fh) -> str:
+    """Who holds the lock, as its holder wrote it; it writes just after taking the lock, so a
+    moment's wait covers a holder that has the lock but has not written yet."""
+    for _ in range(20):
+        fh.seek(0)
+        holder = fh.read().strip()
+        if holder:
+            return holder
+        time.sleep(0.01)
+    return "another process"
 
 
 class WarehouseBusy(RuntimeError):
@@ -203,7 +215,7 @@ class Warehouse:
         snapshot = self.snapshot_file(table)
         keys = [empty_frame(table).select(row_key)]  # of the compacted rows, gathered on the way
         if snapshot.exists():
-            total, offset, rows = pq.ParquetFile(snapshot).metadata.num_rows, 0, MIN_PIECE_ROWS
+            total, offset, rows = pl.scan_parquet(snapshot).select(pl.len()).collect().item(), 0, MIN_PIECE_ROWS
             while offset < total:
                 piece = pl.scan_parquet(snapshot).slice(offset, rows).collect()
                 if piece.is_empty():  # shorter than its footer said: nothing more to read
@@ -224,6 +236,8 @@ class Warehouse:
         (call with the writer lock held). Each table stays exact at every moment: a snapshot
         replaces the old one by rename, and rows present in both are shown once. Rows stream
         through in pieces, so memory stays bounded however large the store is."""
+        import pyarrow.parquet as pq  # compaction only: kept off every command's start-up
+
         runs = self.committed_runs()
         for table in COMPACTED_TABLES:
             deltas = self.delta_files(table)
@@ -335,9 +349,8 @@ class Warehouse:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                fh.seek(0)
-                holder = fh.read().strip() or "another process"
-                raise WarehouseBusy(f"{self.root} is being written by {holder}; try again when it finishes") from None
+                raise WarehouseBusy(f"{self.root} is being written by {_lock_holder(fh)}; "
+                                    "try again when it finishes") from None
             fh.seek(0)
             fh.truncate()
             fh.write(f"pid {os.getpid()}")
@@ -349,7 +362,8 @@ class Warehouse:
 
     def query(self, con: duckdb.DuckDBPyConnection, name: str, **params: object) -> pl.DataFrame:
         """Run ``sql/queries/<name>.sql`` with named ``$parameters``."""
-        return con.sql((SQL_DIR / "queries" / f"{name}.sql").read_text(), params=params).pl()
+        # Through the Arrow C stream interface: no pyarrow import on a read command's path.
+        return pl.DataFrame(con.sql((SQL_DIR / "queries" / f"{name}.sql").read_text(), params=params))
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:

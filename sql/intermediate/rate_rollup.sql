@@ -44,6 +44,9 @@ SELECT
     clean_exit_passed, clean_exit_total, clean_exit_passed / nullif(clean_exit_total, 0) AS clean_exit_rate,
     wilson_low(clean_exit_passed, clean_exit_total) AS clean_exit_ci_low,
     wilson_high(clean_exit_passed, clean_exit_total) AS clean_exit_ci_high,
+    communicate_passed, communicate_total, communicate_passed / nullif(communicate_total, 0) AS communicate_rate,
+    wilson_low(communicate_passed, communicate_total) AS communicate_ci_low,
+    wilson_high(communicate_passed, communicate_total) AS communicate_ci_high,
     judge_score_mean, judge_scored, agent_tokens, user_tokens
 FROM counts
 LEFT JOIN stg_policies AS p USING (policy_id)

@@ -35,6 +35,9 @@ SELECT
     a.clean_exit AS clean_exit_a,
     b.clean_exit AS clean_exit_b,
     a.clean_exit IS DISTINCT FROM b.clean_exit AS clean_exit_flipped,
+    a.communicate AS communicate_a,
+    b.communicate AS communicate_b,
+    a.communicate IS DISTINCT FROM b.communicate AS communicate_flipped,
     a.stalled AS stalled_a,
     b.stalled AS stalled_b
 FROM scenario_scores AS a

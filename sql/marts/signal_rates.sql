@@ -14,7 +14,10 @@ WITH per_signal AS (
         {'signal_order': 5, 'signal': 'judge_passed', 'unit': 'scenarios',
          'passed': judge_passed_passed, 'total': judge_passed_total},
         {'signal_order': 6, 'signal': 'clean_exit', 'unit': 'scenarios',
-         'passed': clean_exit_passed, 'total': clean_exit_total}
+         'passed': clean_exit_passed, 'total': clean_exit_total},
+        -- tau2 only: voice-agent runs have no communicate checks, so no row
+        {'signal_order': 7, 'signal': 'communicate', 'unit': 'scenarios',
+         'passed': communicate_passed, 'total': communicate_total}
     ], recursive := true)
     FROM rate_rollup
     WHERE domain = '(all)'

@@ -1,0 +1,157 @@
+"""What the ingest, re-score and refresh flows do, free of Prefect: the task functions and the flow
+bodies, which fan the tasks out through a ``Fanout``.
+
+``InProcess`` runs the tasks on a local thread or process pool (no orchestrator: what a one-shot
+command uses when no Prefect API is configured); ``flows.ingest`` wraps the same functions as Prefect
+tasks and flows. Either way a task handles a whole session or a whole policy, never a scenario, and
+the writer lock, the commit protocol and the progress bar are the same.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Callable, Iterator, Protocol
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from transforms.discover import Session, discover_sessions
+from transforms.pipeline import (
+    check_policy,
+    ingest_session,
+    plan_ingest,
+    prepare_for_writing,
+    record_refusals,
+    rescore,
+    save_policy,
+    stored_policies,
+)
+from transforms.policy import Policy
+from transforms.warehouse import DEFAULT_WAREHOUSE, Warehouse
+
+DEFAULT_RUNS = DEFAULT_WAREHOUSE.parent / "runs"
+# Writes are idempotent (each attempt writes a fresh generation), so a retry after a transient
+# I/O error is safe.
+TASK_RETRIES = 2
+RETRY_DELAY_S = 1.0
+
+
+# ---- the task functions --------------------------------------------------------------------------
+
+def ingest_session_job(warehouse: str, run_id: str, path: str, kind: str, group: str | None) -> dict:
+    """Read, score and commit one session; its report as a plain dict."""
+    wh = Warehouse(warehouse)
+    report = ingest_session(wh, Session(run_id, Path(path), kind, group), stored_policies(wh))
+    return report.__dict__
+
+
+def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
+                       run_ids: list[str] | None) -> tuple[str, int]:
+    """Score every stored run (or ``run_ids``) under one policy: its name and the scenarios scored."""
+    return policy_name, rescore(Warehouse(warehouse), Policy.from_spec_json(policy_spec), run_ids)
+
+
+# ---- fan-out ------------------------------------------------------------------------------------
+
+class Fanout(Protocol):
+    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
+        """``job(*call)`` for every call, results in the order they complete."""
+
+    def log(self, level: str, message: str) -> None: ...
+
+
+def _with_retries(job: Callable, *args):
+    for attempt in range(TASK_RETRIES + 1):
+        try:
+            return job(*args)
+        except Exception:
+            if attempt == TASK_RETRIES:
+                raise
+            time.sleep(RETRY_DELAY_S)
+
+
+class InProcess:
+    """Tasks on a local pool: threads, or one process per core (``processes``)."""
+
+    RUNNERS = ("threads", "processes")
+
+    def __init__(self, runner: str = "threads"):
+        if runner not in self.RUNNERS:
+            raise ValueError(f"unknown in-process task runner '{runner}'; choose one of {', '.join(self.RUNNERS)}")
+        self.runner = runner
+
+    def _executor(self) -> Executor:
+        return ProcessPoolExecutor(os.cpu_count()) if self.runner == "processes" else ThreadPoolExecutor()
+
+    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
+        if not calls:
+            return
+        with self._executor() as pool:
+            for future in as_completed([pool.submit(_with_retries, job, *call) for call in calls]):
+                yield future.result()
+
+    def log(self, level: str, message: str) -> None:
+        pass  # the command line prints every report itself
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    disable=not enabled, transient=True)
+
+
+# ---- the flow bodies ------------------------------------------------------------------------------
+
+def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | None = None, force: bool = False,
+           progress: bool = False, group: str | None = None) -> dict:
+    """Ingest new or changed runs under ``runs_dirs`` into the warehouse and refresh its views.
+
+    ``group`` names the system the runs are trials of (pass^k); by default voice-agent sessions
+    share one group and each tau2 / tau-bench file is its own.
+    """
+    wh = Warehouse(warehouse)
+    sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])], group)
+    with wh.writer_lock():
+        prepare_for_writing(wh)
+        save_policy(wh, Policy())
+        plan = plan_ingest(wh, sessions, force=force)
+        for session, reason in plan.refused:
+            fanout.log("error", f"{session.path}: not ingested: {reason}")
+        record_refusals(wh, plan.refused)
+        reports = []
+        with _progress(progress) as bar:
+            job = bar.add_task("ingesting sessions", total=len(plan.todo))
+            calls = [(str(wh.root), s.run_id, str(s.path), s.kind, s.group) for s in plan.todo]
+            for report in fanout.run(ingest_session_job, calls):
+                reports.append(report)
+                bar.advance(job)
+        wh.compact_if_fragmented()
+        wh.build_views()
+    return {
+        "warehouse": str(wh.root),
+        "ingested": sorted(reports, key=lambda r: r["run_id"]),
+        "unchanged": [s.run_id for s in plan.unchanged],
+        "refused": [{"path": str(s.path), "reason": reason} for s, reason in plan.refused],
+    }
+
+
+def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs: list[str] | None = None,
+                     run_ids: list[str] | None = None) -> dict:
+    """Re-score stored runs from Parquet alone under the given policies (JSON specs; default: every
+    stored policy). A new policy is stored once all its scores are written: it appears whole."""
+    wh = Warehouse(warehouse)
+    wh.require()
+    with wh.writer_lock():
+        prepare_for_writing(wh)
+        policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(wh))
+        for policy in policies:
+            check_policy(wh, policy)
+        calls = [(str(wh.root), p.name, p.spec_json(), run_ids) for p in policies]
+        scored = dict(fanout.run(rescore_policy_job, calls))
+        for policy in policies:
+            save_policy(wh, policy)
+        wh.compact_if_fragmented()
+        wh.build_views()
+    return {"warehouse": str(wh.root), "scored": scored}
+

@@ -1,0 +1,89 @@
+"""Where a write command's flow runs: in this process, or as Prefect flow runs.
+
+Prefect 3 has no supported serverless mode (PrefectHQ/prefect#15927): a flow called with no API
+configured starts a temporary local server, 10-20 s per command and a start-up timeout a first
+start on a busy machine can lose. So with no API configured the flows run in-process (the same
+task functions and fan-out, without the engine), and they run as Prefect flows when an API is
+configured, when asked (``--prefect``), or when a task runner needs Prefect's engine (Dask).
+Deciding must not import Prefect (about a second), hence the file checks below.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# Long enough for a first start on 2 cores (database migrations included) under load; Prefect's
+# own default of 20 s is not (shared notes: 10-20 s unloaded).
+TEMPORARY_SERVER_TIMEOUT_S = 180
+# Background services of a temporary server that a one-shot command never uses (the event
+# persister and task-run recorder stay on: they are what records the runs).
+IDLE_SERVICES = ("CANCELLATION_CLEANUP", "FOREMAN", "LATE_RUNS", "SCHEDULER", "PAUSE_EXPIRATIONS", "REPOSSESSOR",
+                 "CLEANUP_RECONCILER", "TRIGGERS", "EVENT_LOGGER")
+NEEDS_PREFECT_ENGINE = ("dask",)  # task runners with no in-process equivalent
+
+
+def _mentions(path: Path, word: str) -> bool:
+    try:
+        return word in path.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def _settings_may_set_api() -> bool:
+    """Whether any of Prefect's settings sources other than the environment could set an API URL:
+    the active profile's file, and ``.env`` / ``prefect.toml`` / ``pyproject.toml`` in the working
+    directory. False only when none can, so Prefect need not be imported to say no."""
+    home = Path(os.environ.get("PREFECT_HOME") or "~/.prefect").expanduser()
+    profiles = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml").expanduser()
+    cwd = Path.cwd()
+    return (_mentions(profiles, "PREFECT_API_URL") or _mentions(cwd / ".env", "PREFECT_API_URL")
+            or (cwd / "prefect.toml").exists() or _mentions(cwd / "pyproject.toml", "tool.prefect"))
+
+
+def configured_api_url() -> str | None:
+    """The Prefect API URL the settings configure (environment, profile or settings file), if any."""
+    if "PREFECT_API_URL" in os.environ:
+        return os.environ["PREFECT_API_URL"] or None
+    # Settings already loaded (a program that imported Prefect, a test harness) answer for free.
+    if "prefect.settings" not in sys.modules and not _settings_may_set_api():
+        return None
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().api.url or None
+
+
+@dataclass(frozen=True)
+class Orchestration:
+    prefect: bool
+    api_url: str | None  # None with ``prefect``: a temporary local server
+
+    def describe(self) -> str:
+        if not self.prefect:
+            return "ran in-process: no Prefect API configured"
+        if self.api_url:
+            return f"ran as a Prefect flow on {self.api_url}"
+        return "ran as a Prefect flow on a temporary local server"
+
+
+def choose(asked_for_prefect: bool, task_runner: str = "threads") -> Orchestration:
+    """In-process unless an API is configured, Prefect is asked for, or the task runner needs it."""
+    url = configured_api_url()
+    return Orchestration(bool(url) or asked_for_prefect or task_runner in NEEDS_PREFECT_ENGINE, url)
+
+
+def prepare_prefect(orchestration: Orchestration, verbose: bool, say) -> None:
+    """Prefect reads its settings at import: set them before. ``say`` gets a line for the user."""
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    if not verbose:
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    if orchestration.api_url:
+        return
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", str(TEMPORARY_SERVER_TIMEOUT_S))
+    os.environ.setdefault("PREFECT_SERVER_REGISTER_BLOCKS_ON_START", "false")
+    for service in IDLE_SERVICES:
+        os.environ.setdefault(f"PREFECT_SERVER_SERVICES_{service}_ENABLED", "false")
+    say("starting a temporary local Prefect server (no PREFECT_API_URL is configured); its first start on a "
+        "machine creates its database and can take a minute; set PREFECT_API_URL to use a running server")

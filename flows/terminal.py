@@ -1,0 +1,116 @@
+"""Plain-text tables that fit the terminal without cutting a value.
+
+A table is printed whole when it fits; otherwise its value columns are split into as many tables as
+needed, each repeating the key columns; when even the key columns and one value column do not fit,
+each row is printed as a block of ``header: value`` lines, a value longer than a line folded onto
+the next. Output to a terminal (or with ``COLUMNS`` set) is fitted to its width; other output is
+printed at the table's natural width, never squeezed. Plain string work, no rendering library:
+the read commands start in a fraction of a second, and widths are exact.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from typing import TextIO
+
+GAP = "  "  # between columns
+
+
+@dataclass
+class Grid:
+    """A table as text: ``keys`` leading columns identify a row and repeat in every split part."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    title: str | None = None
+    keys: int = 1
+    right: set[str] = field(default_factory=set)  # headers of right-aligned (numeric) columns
+    note: str | None = None
+
+    def without_empty_columns(self) -> Grid:
+        """The grid less its value columns that are empty in every row."""
+        keep = [i for i in range(len(self.headers)) if i < self.keys or any(r[i] for r in self.rows)]
+        return Grid([self.headers[i] for i in keep], [[r[i] for i in keep] for r in self.rows], self.title,
+                     self.keys, self.right, self.note)
+
+    def column_width(self, i: int) -> int:
+        return max(len(self.headers[i]), *(len(r[i]) for r in self.rows)) if self.rows else len(self.headers[i])
+
+    def width(self, columns: list[int]) -> int:
+        return sum(self.column_width(i) for i in columns) + len(GAP) * (len(columns) - 1)
+
+    def lines(self, columns: list[int], bold: bool = False) -> list[str]:
+        widths = [self.column_width(i) for i in columns]
+
+        def line(cells: list[str]) -> str:
+            return GAP.join(c.rjust(w) if self.headers[i] in self.right else c.ljust(w)
+                            for i, c, w in zip(columns, cells, widths)).rstrip()
+
+        header = line([self.headers[i] for i in columns])
+        return ([f"\033[1m{header}\033[0m" if bold else header, GAP.join("-" * w for w in widths)]
+                + [line([row[i] for i in columns]) for row in self.rows])
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The width to fit: ``COLUMNS`` if set, the terminal's if ``stream`` is one, else None (no limit)."""
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    return shutil.get_terminal_size().columns if stream.isatty() else None
+
+
+def _parts(grid: Grid, width: int) -> list[list[int]] | None:
+    """Column groups (key columns first in each) that each fit ``width``, or None when none can."""
+    keys, parts, current = list(range(grid.keys)), [], []
+    for i in range(grid.keys, len(grid.headers)):
+        if current and grid.width(keys + current + [i]) > width:
+            parts.append(keys + current)
+            current = []
+        current.append(i)
+        if grid.width(keys + current) > width:
+            return None
+    return parts + [keys + current] if current or not parts else parts
+
+
+def _records(grid: Grid, width: int) -> list[str]:
+    label = max(len(h) for h in grid.headers)
+    lines: list[str] = []
+    for n, row in enumerate(grid.rows):
+        if n:
+            lines.append("")
+        for header, value in zip(grid.headers, row):
+            room = max(width - label - len(GAP), 1)
+            chunks = [value[i:i + room] for i in range(0, len(value), room)] or [""]
+            lines.append(f"{header:>{label}}{GAP}{chunks[0]}")
+            lines.extend(" " * (label + len(GAP)) + chunk for chunk in chunks[1:])
+    return lines
+
+
+def wrapped(text: str, stream: TextIO | None = None) -> str:
+    """``text`` wrapped at spaces to the terminal's width (never cut: a long word is folded)."""
+    width = terminal_width(stream or sys.stdout)
+    return text if width is None else "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
+
+
+def show(grid: Grid, wide: bool = False, stream: TextIO | None = None) -> None:
+    """Print ``grid`` to fit the terminal (``wide``: one table at its natural width, whatever the terminal)."""
+    stream = stream or sys.stdout
+    width = None if wide else terminal_width(stream)
+    bold = stream.isatty()
+    everything = list(range(len(grid.headers)))
+    if width is None or grid.width(everything) <= width:
+        lines = grid.lines(everything, bold)
+    else:
+        parts = _parts(grid, width)
+        if parts is None:
+            lines = _records(grid, width)
+        else:
+            lines = [line for n, part in enumerate(parts) for line in ([""] if n else []) + grid.lines(part, bold)]
+    if grid.title:
+        lines.insert(0, wrapped(grid.title, stream))
+    if grid.note:
+        lines.append(wrapped(grid.note, stream))
+    stream.write("\n".join(lines) + "\n")
