@@ -195,6 +195,25 @@ def open_scored(warehouse: Path | None, policy: str) -> tuple[Warehouse, str]:
     return wh, found["policy_id"][0]
 
 
+def scored_rows(warehouse: Path | None, policy: str, query: str, missing: str | None, **params) -> pl.DataFrame:
+    """``sql/queries/<query>.sql`` under the stored policy ``policy``; an error saying ``missing``
+    when it has no rows (None: no rows is an answer)."""
+    wh, policy_id = open_scored(warehouse, policy)
+    with wh.connect() as con:
+        df = wh.query(con, query, policy_id=policy_id, **params)
+    if missing and df.is_empty():
+        fail(missing.replace("{root}", str(wh.root)), 2)
+    return df
+
+
+def emitted(df: pl.DataFrame, fmt: Format, wide: bool) -> bool:
+    """Emit ``df`` as is when asked for JSON, CSV or every column; False when a compact table is wanted."""
+    if fmt is Format.table and not wide:
+        return False
+    emit(df, fmt, wide)
+    return True
+
+
 SIGNAL_HEADERS = {"is_action_match": "action match", "db_state_match": "db match",
                   "db_state_assertion": "db assertions", "nl_assertion": "nl assertions",
                   "judge_passed": "judge passed", "clean_exit": "clean exit"}
@@ -224,13 +243,9 @@ def rates(
     wide: WideOpt = False,
 ) -> None:
     """Success, task-success and per-signal rates, per domain or per signal (one table per run)."""
-    wh, policy_id = open_scored(warehouse, policy)
-    with wh.connect() as con:
-        df = wh.query(con, f"rates_by_{by}", policy_id=policy_id, run_id=run)
-    if run and df.is_empty():
-        fail(f"no scored run '{run}' in {wh.root}", 2)
-    if fmt is not Format.table or wide:
-        emit(df, fmt, wide)
+    missing = f"no scored run '{run}' in {{root}}" if run else None  # all runs: no rows is an answer
+    df = scored_rows(warehouse, policy, f"rates_by_{by}", missing, run_id=run)
+    if emitted(df, fmt, wide):
         return
     grid = _domain_grid if by is RatesBy.domain else _signal_grid
     for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
@@ -373,8 +388,7 @@ def compare_runs(
             "paired": c.paired, "mcnemar": {"broken": c.mcnemar.broken, "fixed": c.mcnemar.fixed,
                                             "p_value": c.mcnemar.p_value}}, indent=2) + "\n")
         return
-    if fmt is Format.csv or wide:
-        emit(c.deltas, fmt, wide)
+    if emitted(c.deltas, fmt, wide):
         return
     headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"]
     cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
@@ -397,13 +411,9 @@ def history(
     wide: WideOpt = False,
 ) -> None:
     """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals."""
-    wh, policy_id = open_scored(warehouse, policy)
-    with wh.connect() as con:
-        df = wh.query(con, "history", policy_id=policy_id, domain=domain)
-    if df.is_empty():
-        fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
-    if fmt is not Format.table or wide:
-        emit(df, fmt, wide)
+    df = scored_rows(warehouse, policy, "history", f"no scored runs for domain '{domain}' under policy '{policy}'",
+                     domain=domain)
+    if emitted(df, fmt, wide):
         return
     headers = ["run", "started", "n", "success", "95% CI", "task", "stalled"]
     cells = [[r["run_id"], cell(r["session_started_at"])[:16], str(r["scenarios"]),
@@ -411,7 +421,7 @@ def history(
               "" if r["task_success_rate"] is None else f"{r['task_success_rate'] * 100:.1f}%", str(r["stalled"])]
              for r in df.iter_rows(named=True)]
     show(Grid(headers, cells, f"composite success of {domain}, policy {policy}, oldest first",
-                   right=set(headers[2:])).without_empty_columns())
+              right=set(headers[2:])).without_empty_columns())
 
 
 @app.command()
@@ -423,13 +433,9 @@ def passk(
     wide: WideOpt = False,
 ) -> None:
     """pass^k per run group and domain (k up to the trial count): recomputed and claimed side by side."""
-    wh, policy_id = open_scored(warehouse, policy)
-    with wh.connect() as con:
-        df = wh.query(con, "passk", policy_id=policy_id, run_group=group)
-    if df.is_empty():
-        fail(f"no run group '{group}' scored under policy '{policy}'" if group else "no scored runs", 2)
-    if fmt is not Format.table or wide:
-        emit(df, fmt, wide)
+    missing = f"no run group '{group}' scored under policy '{policy}'" if group else "no scored runs in {root}"
+    df = scored_rows(warehouse, policy, "passk", missing, run_group=group)
+    if emitted(df, fmt, wide):
         return
     share = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
     headers = ["domain", "k", "tasks", "pass^k", "95% CI", "claimed tasks", "claimed pass^k"]
@@ -511,8 +517,7 @@ def policies(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide
     specs = [json.loads(spec) for spec in stored["spec_json"]]
     df = pl.DataFrame([{"policy_id": pid, **spec, "whitelists": json.dumps(spec["whitelists"], sort_keys=True)}
                        for pid, spec in zip(stored["policy_id"], specs)])
-    if fmt is not Format.table or wide:
-        emit(df, fmt, wide)
+    if emitted(df, fmt, wide):
         return
     unset = lambda v: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)  # noqa: E731
     cells = [[spec["name"], pid, *(unset(spec[f]) if f != "whitelists" else
