@@ -60,7 +60,7 @@ def main() -> None:
         "noop_ingest": median([SCORELAKE, "ingest"], env, args.repeat),
         "sql": median([SCORELAKE, "sql", "select 1"], env, args.repeat),
         "rates": median([SCORELAKE, "rates"], env, args.repeat),
-        "rescore_new_policy": median([SCORELAKE, "rescore", "--judge-threshold", "0.8"], env, args.repeat),
+        "rescore_stored_policy": median([SCORELAKE, "rescore", "--judge-threshold", "0.8"], env, args.repeat),
     }
     # A temporary Prefect server, first start on an empty home, then warm.
     prefect_env = {**env, "PREFECT_HOME": str(work / "prefect-fresh")}
