@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
-
-import functools
 
 import polars as pl
 import typer
@@ -395,7 +394,7 @@ def compare_runs(
               pct(r["passed_b"], r["total_b"]), interval(r["ci_low_b"], r["ci_high_b"]), *delta_text(r, "")]
              for r in c.deltas.iter_rows(named=True)]
     show(Grid(headers, cells, f"A {run_a} -> B {run_b} (composite success, policy {policy})",
-                   right=set(headers[1:])))
+              right=set(headers[1:])))
     print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
     print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
     print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
@@ -525,7 +524,7 @@ def policies(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide
                                    for f in POLICY_FIELDS)]
              for pid, spec in zip(stored["policy_id"], specs)]
     show(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
-                   note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())
+              note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())
 
 
 @app.command()

@@ -1,4 +1,4 @@
-"""What the ingest, re-score and refresh flows do, free of Prefect: the task functions and the flow
+"""What the ingest and re-score flows do, free of Prefect: the task functions and the flow
 bodies, which fan the tasks out through a ``Fanout``.
 
 ``InProcess`` runs the tasks on a local thread or process pool (no orchestrator: what a one-shot

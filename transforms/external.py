@@ -91,7 +91,7 @@ def _fits(task: dict, evidence: dict[str, tuple]) -> bool:
     return all(gold[kind] == value for kind, value in evidence.items())
 
 
-UNRESOLVED = "{claimed} (unresolved)"  # a contradicted id no task can replace: a group of its own
+UNRESOLVED_SUFFIX = " (unresolved)"  # a contradicted id no task can replace: a group of its own
 
 
 def recover_task_id(sim: Tau2Simulation, tasks: dict[str, dict]) -> tuple[str, str | None, bool]:
@@ -106,7 +106,7 @@ def recover_task_id(sim: Tau2Simulation, tasks: dict[str, dict]) -> tuple[str, s
     fitting = [task_id for task_id, task in tasks.items() if _fits(task, evidence)]
     if len(fitting) == 1:
         return fitting[0], sim.task_id, True
-    return UNRESOLVED.format(claimed=sim.task_id), sim.task_id, False
+    return sim.task_id + UNRESOLVED_SUFFIX, sim.task_id, False
 
 
 def _settle_collisions(rows: list[dict], identified: list[bool]) -> None:
@@ -116,7 +116,7 @@ def _settle_collisions(rows: list[dict], identified: list[bool]) -> None:
     for row, known in zip(rows, identified):
         if not known and row["task_id_claimed"] is None and (row["task_id"], row["trial"]) in holders:
             row["task_id_claimed"] = row["task_id"]
-            row["task_id"] = UNRESOLVED.format(claimed=row["task_id"])
+            row["task_id"] += UNRESOLVED_SUFFIX
 
 
 def _missing_checks(sim: Tau2Simulation, basis: list[str], task: dict | None) -> list[str]:

@@ -12,7 +12,7 @@ import polars as pl
 
 from transforms.columns import frame
 from transforms.discover import Session, session_fingerprint
-from transforms.external import read_tau2, read_tau_bench
+from transforms.external import UNRESOLVED_SUFFIX, read_tau2, read_tau_bench
 from transforms.extract import read_session
 from transforms.policy import Policy
 from transforms.rollup import SCENARIO_FACTS, rate_counts
@@ -131,7 +131,7 @@ def task_id_warnings(scenarios: pl.LazyFrame) -> dict[str, str]:
     """Per run, a line on the simulations whose task id contradicts their task definition."""
     counts = scenarios.group_by("run_id").agg(
         pl.len().alias("total"), pl.col("task_id_claimed").is_not_null().sum().alias("contradicted"),
-        pl.col("task_id").str.ends_with(" (unresolved)").sum().alias("unresolved"),
+        pl.col("task_id").str.ends_with(UNRESOLVED_SUFFIX).sum().alias("unresolved"),
     ).filter(pl.col("contradicted") > 0).sort("run_id").collect()
     return {r["run_id"]: f"{r['contradicted']} of {r['total']} simulations carry a task_id that contradicts their "
                          f"task definition: {r['contradicted'] - r['unresolved']} recovered from their checks, "

@@ -156,8 +156,9 @@ class MetadataFile(_Strict):
     @field_validator("success_signals")
     @classmethod
     def _runner_signals(cls, value: list[Signal]) -> list[Signal]:
-        if Signal.COMMUNICATE in value:
-            raise ValueError(f"'{Signal.COMMUNICATE}' is not a SuccessSignal of the runner")
+        for signal in value:
+            if signal not in NEMO_SIGNALS:
+                raise ValueError(f"'{signal}' is not a SuccessSignal of the runner")
         return value
 
 
