@@ -42,8 +42,12 @@ class RatesBy(StrEnum):
     signal = "signal"
 
 
-WarehouseOpt = Annotated[Optional[Path], typer.Option(
-    "--warehouse", "-w", help="Warehouse directory [default: $SCORELAKE_WAREHOUSE or data/warehouse]")]
+WarehouseOpt = Annotated[Optional[str], typer.Option(
+    "--warehouse", "-w", help="Warehouse: a directory, or a URL such as s3://bucket/prefix "
+                              "[default: $SCORELAKE_WAREHOUSE or data/warehouse]")]
+AsOfOpt = Annotated[Optional[str], typer.Option(
+    "--as-of", help="Answer as the warehouse stood then: a version (see `scorelake log`) or a timestamp "
+                    "(ISO 8601, UTC unless it says; a date means its end)")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
 PolicyOpt = Annotated[str, typer.Option("--policy", "-p", help="Stored policy name or id")]
 
@@ -85,12 +89,17 @@ def interval(low: float | None, high: float | None) -> str:
     return "" if low is None else f"{low * 100:.1f}-{high * 100:.1f}"
 
 
-def open_warehouse(warehouse: Path | None) -> Warehouse:
+def open_warehouse(warehouse: str | None, as_of: str | None = None) -> Warehouse:
+    """The warehouse, or a clear error; ``as_of`` checked to name a version it has."""
     wh = Warehouse(warehouse)
     try:
         wh.require()
+        if as_of is not None:
+            wh.as_of(as_of)
     except FileNotFoundError as exc:
         fail(str(exc))
+    except (KeyError, ValueError) as exc:
+        fail(str(exc.args[0]), 2)
     return wh
 
 
@@ -131,7 +140,7 @@ def ingest(
         task_runner = "dask"
     orchestration = orchestrate(prefect, task_runner, verbose)
     args = dict(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
-                warehouse=str(warehouse) if warehouse else None, force=force, progress=sys.stderr.isatty(),
+                warehouse=warehouse, force=force, progress=sys.stderr.isatty(),
                 group=group)
     try:
         if orchestration.prefect:
@@ -166,14 +175,15 @@ def ingest(
 def sql(
     query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views")],
     warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
     """Run a read-only SQL query against the warehouse's DuckDB views."""
     import duckdb
 
-    wh = open_warehouse(warehouse)
-    with wh.connect() as con:
+    wh = open_warehouse(warehouse, as_of)
+    with wh.connect(as_of) as con:
         try:
             relation = con.sql(query)
             if relation is None:
@@ -184,24 +194,25 @@ def sql(
     emit(df, fmt, wide)
 
 
-def open_scored(warehouse: Path | None, policy: str) -> tuple[Warehouse, str]:
+def open_scored(warehouse: str | None, policy: str, as_of: str | None = None) -> tuple[Warehouse, str]:
     """The warehouse and the id of the stored policy named ``policy`` (a name or an id)."""
-    wh = open_warehouse(warehouse)
-    with wh.connect() as con:
+    wh = open_warehouse(warehouse, as_of)
+    with wh.connect(as_of) as con:
         found = wh.query(con, "policy", policy=policy)
     if found.is_empty():
         fail(f"no stored policy named '{policy}'", 2)
     return wh, found["policy_id"][0]
 
 
-def scored_rows(warehouse: Path | None, policy: str, query: str, missing: str | None, **params) -> pl.DataFrame:
+def scored_rows(warehouse: str | None, policy: str, query: str, missing: str | None, as_of: str | None = None,
+                **params) -> pl.DataFrame:
     """``sql/queries/<query>.sql`` under the stored policy ``policy``; an error saying ``missing``
     when it has no rows (None: no rows is an answer)."""
-    wh, policy_id = open_scored(warehouse, policy)
-    with wh.connect() as con:
+    wh, policy_id = open_scored(warehouse, policy, as_of)
+    with wh.connect(as_of) as con:
         df = wh.query(con, query, policy_id=policy_id, **params)
     if missing and df.is_empty():
-        fail(missing.replace("{root}", str(wh.root)), 2)
+        fail(missing.replace("{root}", wh.location), 2)
     return df
 
 
@@ -238,12 +249,13 @@ def rates(
     by: Annotated[RatesBy, typer.Option("--by", help="Group by domain or by signal")] = RatesBy.domain,
     policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
     """Success, task-success and per-signal rates, per domain or per signal (one table per run)."""
     missing = f"no scored run '{run}' in {{root}}" if run else None  # all runs: no rows is an answer
-    df = scored_rows(warehouse, policy, f"rates_by_{by}", missing, run_id=run)
+    df = scored_rows(warehouse, policy, f"rates_by_{by}", missing, as_of, run_id=run)
     if emitted(df, fmt, wide):
         return
     grid = _domain_grid if by is RatesBy.domain else _signal_grid
@@ -257,7 +269,7 @@ def require_run(wh: Warehouse, con, run: str) -> dict:
     """The committed run named ``run``, or a clear error."""
     found = wh.query(con, "run", run_id=run)
     if found.is_empty():
-        fail(f"no run '{run}' in {wh.root}", 2)
+        fail(f"no run '{run}' in {wh.location}", 2)
     return found.row(0, named=True)
 
 
@@ -266,13 +278,14 @@ def summary(
     run: Annotated[str, typer.Argument(help="Run id: the session directory name, e.g. eval_20260902_091500")],
     policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
 ) -> None:
     """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
     from transforms.summary import render_summary
 
-    wh, policy_id = open_scored(warehouse, policy)
-    with wh.connect() as con:
+    wh, policy_id = open_scored(warehouse, policy, as_of)
+    with wh.connect(as_of) as con:
         info = require_run(wh, con, run)
         rows = wh.query(con, "summary_scenarios", run_id=run, policy_id=policy_id).to_dicts()
     if info["status"] == "quarantined":
@@ -338,7 +351,7 @@ def rescore(
     except (ValueError, KeyError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc), 2)
     orchestration = orchestrate(prefect, "threads", verbose)
-    args = dict(warehouse=str(wh.root), policy_specs=[chosen.spec_json()], run_ids=run)
+    args = dict(warehouse=wh.location, policy_specs=[chosen.spec_json()], run_ids=run)
     try:
         if orchestration.prefect:
             from flows.ingest import rescore_flow
@@ -370,14 +383,15 @@ def compare_runs(
     run_b: Annotated[str, typer.Argument(help="The later run")],
     policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
     """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
     from transforms.compare import delta_text
 
-    wh, policy_id = open_scored(warehouse, policy)
-    with wh.connect() as con:
+    wh, policy_id = open_scored(warehouse, policy, as_of)
+    with wh.connect(as_of) as con:
         for run in (run_a, run_b):
             require_run(wh, con, run)
         c = _comparison(wh, con, run_a, run_b, policy_id)
@@ -484,13 +498,14 @@ def check(warehouse: WarehouseOpt = None) -> None:
         err().print(f"[yellow]warning[/] {run_id}: {warning}", highlight=False)
     if problems:
         raise typer.Exit(1)
-    err().print(f"{wh.root}: consistent ({wh.committed_runs().height} runs)")
+    err().print(f"{wh.location}: consistent ({wh.committed_runs().height} runs)")
 
 
 @app.command()
 def compact(warehouse: WarehouseOpt = None) -> None:
-    """Fold the per-run Parquet files into one snapshot per table (ingest and rescore do it on their
-    own once the files pile up); queries and re-scores then open a handful of files."""
+    """Compact every table (Delta optimize: small files bin-packed), drop rows no version shows, and
+    vacuum files older than 90 days of history (ingest and rescore compact on their own once the
+    files pile up)."""
     from transforms.pipeline import prepare_for_writing
 
     wh = open_warehouse(warehouse)
@@ -498,9 +513,52 @@ def compact(warehouse: WarehouseOpt = None) -> None:
         with wh.writer_lock():
             prepare_for_writing(wh)
             wh.compact()
+            wh.build_views()
     except WarehouseBusy as exc:
         fail(str(exc))
-    err().print(f"{wh.root}: compacted ({wh.committed_runs().height} runs)")
+    err().print(f"{wh.location}: compacted ({wh.committed_runs().height} runs)")
+
+
+@app.command()
+def migrate(warehouse: WarehouseOpt = None) -> None:
+    """Convert a warehouse of scorelake's former table format to Delta tables (the first write
+    command does it too); the old files are kept aside."""
+    from transforms.pipeline import prepare_for_writing
+
+    wh = Warehouse(warehouse)
+    legacy = wh.legacy_tables()
+    if legacy is None:
+        fail(f"{wh.location}: nothing to migrate (no tables/ folder of the former format)", 2)
+    try:
+        with wh.writer_lock():
+            prepare_for_writing(wh)
+            wh.build_views()
+    except WarehouseBusy as exc:
+        fail(str(exc))
+    kept = next(legacy.parent.glob("tables.pre-delta-*"), None)
+    err().print(f"{wh.location}: converted to Delta tables ({wh.committed_runs().height} runs); the former "
+                f"files are in {kept}: remove them once you no longer need them", highlight=False)
+
+
+@app.command()
+def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: WideOpt = False) -> None:
+    """The warehouse versions, oldest first: what each write step did and the table versions it left
+    (any of them is an --as-of VERSION)."""
+    wh = open_warehouse(warehouse)
+    commits = wh.log()
+    df = pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,
+                        "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True)}
+                       for c in commits], schema={"version": pl.Int64, "committed_at": pl.Datetime("us", "UTC"),
+                                                  "operation": pl.String, "detail": pl.String,
+                                                  "table_versions": pl.String})
+    if emitted(df, fmt, wide):
+        return
+    cells, before = [], {}
+    for c in commits:  # the tables each step changed, at the version it left them
+        changed = " ".join(f"{t}@{v}" for t, v in sorted(c.table_versions.items()) if before.get(t) != v)
+        cells.append([str(c.version), c.committed_at.strftime("%Y-%m-%d %H:%M:%S"), c.operation, c.detail, changed])
+        before = c.table_versions
+    show(Grid(["version", "committed (UTC)", "operation", "what", "tables changed"], cells, right={"version"}))
 
 
 POLICY_FIELDS = {"judge_threshold": "threshold", "min_agent_turns": "min turns", "strict_match": "strict",
@@ -549,8 +607,8 @@ def serve(
     wh = Warehouse(warehouse)
     deployment = refresh_flow.to_deployment(
         name=name, cron=cron, interval=interval,
-        parameters={"runs_dirs": [str(p.resolve()) for p in runs_dirs], "warehouse": str(wh.root.resolve())})
-    err().print(f"serving deployment 'scorelake-refresh/{name}' -> {wh.root}")
+        parameters={"runs_dirs": [str(p.resolve()) for p in runs_dirs], "warehouse": wh.location})
+    err().print(f"serving deployment 'scorelake-refresh/{name}' -> {wh.location}")
     prefect_serve(deployment)
 
 

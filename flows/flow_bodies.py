@@ -4,7 +4,9 @@ bodies, which fan the tasks out through a ``Fanout``.
 ``InProcess`` runs the tasks on a local thread or process pool (no orchestrator: what a one-shot
 command uses when no Prefect API is configured); ``flows.ingest`` wraps the same functions as Prefect
 tasks and flows. Either way a task handles a whole session or a whole policy, never a scenario, and
-the writer lock, the commit protocol and the progress bar are the same.
+the writer lock, the commit protocol and the progress bar are the same. Ingest tasks read and score;
+the flow commits their results a batch of sessions at a time (a handful of Delta commits per batch,
+not per session).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from transforms.discover import Session, discover_sessions
 from transforms.pipeline import (
+    IngestedRun,
     check_policy,
+    commit_ingested,
     ingest_session,
     plan_ingest,
     prepare_for_writing,
@@ -32,19 +36,19 @@ from transforms.policy import Policy
 from transforms.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 DEFAULT_RUNS = DEFAULT_WAREHOUSE.parent / "runs"
-# Writes are idempotent (each attempt writes a fresh generation), so a retry after a transient
-# I/O error is safe.
+# Ingest tasks only read; re-score writes are idempotent (appends of rows no view shows until the
+# policy is stored), so a retry after a transient I/O error is safe.
 TASK_RETRIES = 2
 RETRY_DELAY_S = 1.0
+# Sessions read but not committed are held in memory: a commit once they hold this many scenarios.
+COMMIT_BATCH_SCENARIOS = 25_000
 
 
 # ---- the task functions --------------------------------------------------------------------------
 
-def ingest_session_job(warehouse: str, run_id: str, path: str, kind: str, group: str | None) -> dict:
-    """Read, score and commit one session; its report as a plain dict."""
-    wh = Warehouse(warehouse)
-    report = ingest_session(wh, Session(run_id, Path(path), kind, group), stored_policies(wh))
-    return report.__dict__
+def ingest_session_job(run_id: str, path: str, kind: str, group: str | None, policy_specs: list[str]) -> IngestedRun:
+    """Read one session and score it under every policy (given as JSON specs)."""
+    return ingest_session(Session(run_id, Path(path), kind, group), [Policy.from_spec_json(s) for s in policy_specs])
 
 
 def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
@@ -119,17 +123,24 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         for session, reason in plan.refused:
             fanout.log("error", f"{session.path}: not ingested: {reason}")
         record_refusals(wh, plan.refused)
-        reports = []
+        reports, pending = [], []
+        specs = [p.spec_json() for p in stored_policies(wh)]
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
-            calls = [(str(wh.root), s.run_id, str(s.path), s.kind, s.group) for s in plan.todo]
-            for report in fanout.run(ingest_session_job, calls):
-                reports.append(report)
+            calls = [(s.run_id, str(s.path), s.kind, s.group, specs) for s in plan.todo]
+            for ingested in fanout.run(ingest_session_job, calls):
+                reports.append(ingested.report.__dict__)
+                pending.append(ingested)
+                if sum(r.report.scenarios for r in pending) >= COMMIT_BATCH_SCENARIOS:
+                    commit_ingested(wh, pending)
+                    pending = []
                 bar.advance(job)
-        wh.compact_if_fragmented()
+        commit_ingested(wh, pending)
+        if plan.todo:
+            wh.compact_if_fragmented()
         wh.build_views()
     return {
-        "warehouse": str(wh.root),
+        "warehouse": wh.location,
         "ingested": sorted(reports, key=lambda r: r["run_id"]),
         "unchanged": [s.run_id for s in plan.unchanged],
         "refused": [{"path": str(s.path), "reason": reason} for s, reason in plan.refused],
@@ -138,7 +149,7 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
 
 def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs: list[str] | None = None,
                      run_ids: list[str] | None = None) -> dict:
-    """Re-score stored runs from Parquet alone under the given policies (JSON specs; default: every
+    """Re-score stored runs from the tables alone under the given policies (JSON specs; default: every
     stored policy). A new policy is stored once all its scores are written: it appears whole."""
     wh = Warehouse(warehouse)
     wh.require()
@@ -147,11 +158,12 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
         policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(wh))
         for policy in policies:
             check_policy(wh, policy)
-        calls = [(str(wh.root), p.name, p.spec_json(), run_ids) for p in policies]
+        calls = [(wh.location, p.name, p.spec_json(), run_ids) for p in policies]
         scored = dict(fanout.run(rescore_policy_job, calls))
         for policy in policies:
             save_policy(wh, policy)
+            wh.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
         wh.compact_if_fragmented()
         wh.build_views()
-    return {"warehouse": str(wh.root), "scored": scored}
+    return {"warehouse": wh.location, "scored": scored}
 

@@ -17,6 +17,7 @@ from prefect.futures import as_completed
 
 from flows import flow_bodies
 from flows.flow_bodies import RETRY_DELAY_S, TASK_RETRIES, ingest_session_job, rescore_policy_job
+from transforms.pipeline import IngestedRun
 
 TASK_RUNNERS = ("threads", "processes", "dask")
 
@@ -47,12 +48,12 @@ def make_task_runner(kind: str, dask_address: str | None = None):
 # across processes.
 @task(name="ingest-session", retries=TASK_RETRIES, retry_delay_seconds=RETRY_DELAY_S, cache_policy=NO_CACHE,
       task_run_name="ingest {run_id}")
-def ingest_session_task(warehouse: str, run_id: str, path: str, kind: str, group: str | None) -> dict:
-    report = ingest_session_job(warehouse, run_id, path, kind, group)
+def ingest_session_task(run_id: str, path: str, kind: str, group: str | None, policy_specs: list[str]) -> IngestedRun:
+    ingested = ingest_session_job(run_id, path, kind, group, policy_specs)
     logger = get_run_logger()
-    for problem in report["problems"]:
+    for problem in ingested.report.problems:
         logger.warning("%s: quarantined %s", run_id, problem)
-    return report
+    return ingested
 
 
 @task(name="rescore-policy", retries=TASK_RETRIES, retry_delay_seconds=RETRY_DELAY_S, cache_policy=NO_CACHE,

@@ -105,3 +105,60 @@ def runs_copy(tmp_path):
         return target
 
     return make
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A local S3-compatible server (moto's server mode, its own process: delta-rs calls from this
+    one would otherwise wait on a server thread needing this process's GIL) for the whole test
+    session; this process's environment points delta-rs at it, and the returned environment does the
+    same for subprocesses."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(tmp_path_factory.mktemp("moto") / "server.log", "w")
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/moto-api/", timeout=1)
+            break
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError(f"the S3 server did not start: see {log.name}")
+            time.sleep(0.2)
+    env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "scorelake", "AWS_SECRET_ACCESS_KEY": "scorelake",
+           "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield env
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+
+
+@pytest.fixture
+def s3_warehouse(s3_server, request):
+    """The URL of a warehouse in a new, empty bucket."""
+    import boto3
+
+    bucket = "scorelake-" + re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:40].strip("-")
+    boto3.client("s3", endpoint_url=s3_server["AWS_ENDPOINT_URL"]).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/warehouse"

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +25,7 @@ from transforms.discover import Session, list_session
 from transforms.extract import read_session
 from transforms.pipeline import score_and_count, verify
 from transforms.policy import Policy
-from transforms.warehouse import COMPACTED_TABLES, Warehouse
+from transforms.warehouse import TABLES, Warehouse
 
 MIXED = "eval_20260902_091500"
 BASELINE = "eval_20260904_080000"
@@ -179,15 +179,22 @@ def many_runs(runs_copy):
     return runs
 
 
-@pytest.fixture(params=["in-process", "prefect"])
-def cli_env(request, tmp_path):
-    """Commands as they run with no Prefect API configured (in-process), and as Prefect flows."""
-    if request.param == "in-process":
-        return no_prefect_env(tmp_path / "prefect-home")
-    from prefect.settings import PREFECT_API_URL
+@pytest.fixture(params=["local/in-process", "local/prefect", "s3/in-process"])
+def target(request, tmp_path) -> tuple[Warehouse, dict]:
+    """A warehouse and the environment of the commands writing it: on local disk with no Prefect API
+    configured (in-process) and as Prefect flows, and on S3 (a local S3-compatible server)."""
+    storage, mode = request.param.split("/")
+    if mode == "in-process":
+        env = no_prefect_env(tmp_path / "prefect-home")
+    else:
+        from prefect.settings import PREFECT_API_URL
 
-    request.getfixturevalue("prefect_server")
-    return {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_LOGGING_LEVEL": "ERROR"}
+        request.getfixturevalue("prefect_server")
+        env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_LOGGING_LEVEL": "ERROR"}
+    if storage == "s3":
+        env = {**env, **request.getfixturevalue("s3_server")}
+        return Warehouse(request.getfixturevalue("s3_warehouse")), env
+    return Warehouse(tmp_path / "wh"), env
 
 
 def assert_consistent(wh: Warehouse) -> None:
@@ -205,13 +212,13 @@ def timed(*args: str, env: dict) -> float:
     return time.monotonic() - start
 
 
-def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, cli_env, tmp_path):
-    wh = Warehouse(tmp_path / "wh")
+def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, target):
+    wh, cli_env = target
     # How long each command takes here, so the kills can be spread over its whole life.
-    durations = {"ingest": timed("ingest", str(many_runs), "-w", str(wh.root), env=cli_env),
-                 "rescore": timed("rescore", "--policy", "timing", "--judge-threshold", "0.4", "-w", str(wh.root),
+    durations = {"ingest": timed("ingest", str(many_runs), "-w", wh.location, env=cli_env),
+                 "rescore": timed("rescore", "--policy", "timing", "--judge-threshold", "0.4", "-w", wh.location,
                                   env=cli_env),
-                 "compact": timed("compact", "-w", str(wh.root), env=cli_env)}
+                 "compact": timed("compact", "-w", wh.location, env=cli_env)}
     rng = random.Random(20261202)
     killed = 0
     for attempt in range(9):
@@ -219,7 +226,7 @@ def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, cli_e
         args = {"ingest": ("ingest", str(many_runs), "--force"),
                 "rescore": ("rescore", "--policy", f"crash-{attempt}", "--judge-threshold", f"0.{attempt}"),
                 "compact": ("compact",)}[command]
-        process = cli(*args, "-w", str(wh.root), env=cli_env)
+        process = cli(*args, "-w", wh.location, env=cli_env)
         time.sleep(rng.uniform(0.3, 0.95) * durations[command])
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
@@ -228,41 +235,60 @@ def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, cli_e
         assert_consistent(wh)
     assert killed >= 4, "the kills should land while work is in progress"
     # The next ingest completes the job and the warehouse is exact again.
-    assert cli("ingest", str(many_runs), "--force", "-w", str(wh.root), env=cli_env).wait(timeout=300) == 0
+    assert cli("ingest", str(many_runs), "--force", "-w", wh.location, env=cli_env).wait(timeout=300) == 0
     assert_consistent(wh)
-    assert not list(wh.tables.rglob(".*.tmp"))
-    summary = cli("summary", MIXED, "-w", str(wh.root), env=cli_env).communicate(timeout=120)[0]
+    if wh.is_local:
+        assert not list(wh.root.rglob(".*.tmp"))
+    summary = cli("summary", MIXED, "-w", wh.location, env=cli_env).communicate(timeout=120)[0]
     assert summary == (CONFORMANCE / MIXED / "all_summary.txt").read_text()
 
 
-def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, cli_env, tmp_path):
-    wh = Warehouse(tmp_path / "wh")
-    with wh.writer_lock():
-        blocked = cli("ingest", str(many_runs), "-w", str(wh.root), env=cli_env)
-        _, stderr = blocked.communicate(timeout=300)
-    assert blocked.returncode == 1 and "is being written by pid" in stderr
+def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, target):
+    """On local disk the second waits its turn (the writer lock); on S3 both run, and Delta's
+    conditional commits keep either from losing the other's commits."""
+    wh, cli_env = target
+    if wh.is_local:
+        with wh.writer_lock():
+            blocked = cli("ingest", str(many_runs), "-w", wh.location, env=cli_env)
+            _, stderr = blocked.communicate(timeout=300)
+        assert blocked.returncode == 1 and "is being written by pid" in stderr
 
-    both = [cli("ingest", str(many_runs), "--force", "-w", str(wh.root), env=cli_env) for _ in range(2)]
+    sessions = sorted(many_runs.glob("eval_*"))
+    halves = [many_runs.parent / "first", many_runs.parent / "second"]
+    for i, half in enumerate(halves):  # disjoint runs: every one of them must land
+        half.mkdir()
+        for session in sessions[i::2]:
+            session.rename(half / session.name)
+    both = [cli("ingest", str(half), "-w", wh.location, env=cli_env) for half in halves]
     results = [(p.wait(timeout=300), p.stderr.read()) for p in both]
     assert any(code == 0 for code, _ in results), results
     assert all(code == 0 or "is being written by pid" in err for code, err in results), results
+    landed = {r: half for half, (code, _) in zip(halves, results) if code == 0 for r in (p.name for p in half.iterdir())}
+    assert set(wh.committed_runs()["run_id"]) == set(landed)
     assert_consistent(wh)
+    if not wh.is_local:
+        assert all(code == 0 for code, _ in results), results
+        # the same runs re-ingested by two writers at once: each run ends with one generation, whole
+        both = [cli("ingest", str(half), "--force", "-w", wh.location, env=cli_env) for half in halves * 2]
+        assert [p.wait(timeout=300) for p in both] == [0] * 4, [p.stderr.read() for p in both]
+        assert_consistent(wh)
+        assert wh.committed_runs().height == len(sessions)
 
 
-def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_path, monkeypatch):
-    # Pieces of a few rows, so compaction streams through many pieces and row groups.
-    monkeypatch.setattr("transforms.warehouse.PIECE_BYTES", 1)
-    monkeypatch.setattr("transforms.warehouse.MIN_PIECE_ROWS", 7)
+def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_path):
     runs = runs_copy(MIXED, BASELINE, "eval_20260904_093000")
     wh = Warehouse(tmp_path / "wh")
-    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    for session in sorted(runs.iterdir()):  # one ingest per session: a few files per table
+        ingest_flow(runs_dirs=[str(session)], warehouse=str(wh.root))
+    assert len(wh.files("scenarios")) == 3
     query = ("SELECT run_id, domain, success_passed, success_total, db_state_assertion_passed, nl_assertion_total "
              "FROM domain_rates ORDER BY ALL")
     with wh.connect() as con:
         before = con.execute(query).fetchall()
     with wh.writer_lock():
         wh.compact()
-    assert all(not wh.delta_files(t) for t in COMPACTED_TABLES)
+        wh.build_views()
+    assert all(len(wh.files(t)) <= 1 for t in TABLES if t != "commits")  # compaction then records itself
     with wh.connect() as con:
         assert con.execute(query).fetchall() == before
     assert verify(wh) == []
@@ -279,6 +305,7 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
     assert rescore(wh, policy) == 34 + 14 + 14
     assert rescore(wh, policy) == 0  # already scored: nothing to redo
     save_policy(wh, policy)
+    wh.build_views()  # the views name each table's current files: a write outside a command rebuilds them
     assert verify(wh) == []
     with wh.connect() as con:
         (clean,), = con.execute("SELECT clean_exit FROM scenario_scores WHERE run_id = ? AND scenario_name = "
@@ -286,10 +313,11 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
         assert clean is False
         assert con.execute("SELECT count(*) FROM scenario_scores").fetchone() == ((34 + 14 + 14) * 2,)
         after = con.execute(query).fetchall()
-    # A second compaction: snapshot rows of the replaced generation go, the new rows stay, once each.
+    # The re-ingest removed the rows it replaced; a second compaction leaves every row once.
+    assert pl.read_delta(str(wh.root / "scenarios")).height == 34 + 14 + 14
     with wh.writer_lock():
         wh.compact()
-    assert pq.ParquetFile(wh.snapshot_file("scenarios")).metadata.num_row_groups > 1
+        wh.build_views()
     assert verify(wh) == []
     with wh.connect() as con:
         assert con.execute(query).fetchall() == after
@@ -297,8 +325,8 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
 
 
 def test_missing_rate_counts_are_recounted_from_the_stored_scores(prefect_server, runs_copy, tmp_path):
-    """A re-score killed between writing its scores and their counts, and a warehouse from before
-    rate_counts existed: the counts are rebuilt from the stored scores and every rate comes out the same."""
+    """A re-score killed between committing its scores and their counts: the counts are rebuilt
+    from the stored scores and every rate comes out the same."""
     from transforms.pipeline import rescore, save_policy
 
     runs = runs_copy(MIXED, BASELINE)
@@ -307,23 +335,17 @@ def test_missing_rate_counts_are_recounted_from_the_stored_scores(prefect_server
     policy = Policy(name="strict", strict_match=True, min_agent_turns=5, judge_threshold=0.6)
     assert rescore(wh, policy) == 34 + 14
     save_policy(wh, policy)
+    wh.build_views()
     query = "SELECT * REPLACE (round(judge_score_mean, 9) AS judge_score_mean) FROM rate_rollup ORDER BY ALL"
     with wh.connect() as con:
         before = con.sql(query).fetchall()
     assert {r[2] for r in before} == {"recorded", "strict"}
 
-    for path in (wh.tables / "rate_counts" / "_rescore").glob("*.parquet"):
-        path.unlink()
+    wh.delete("rate_counts", f"policy_id = '{policy.id}'")
     assert verify(wh) == [f"{run}: policy strict: rate_counts cover 0 of {n} scenarios"
                           for run, n in ((MIXED, 34), (BASELINE, 14))]
     assert rescore(wh, policy) == 0  # nothing to score again, only to count
     assert verify(wh) == []
-    with wh.connect() as con:
-        assert con.sql(query).fetchall() == before
-
-    shutil.rmtree(wh.tables / "rate_counts")
-    wh.snapshot_file("rate_counts").unlink()
-    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
-    assert verify(wh) == []
+    wh.build_views()
     with wh.connect() as con:
         assert con.sql(query).fetchall() == before

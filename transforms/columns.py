@@ -299,6 +299,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "spec_json": Str,
         "created_at": pl.Datetime("us", "UTC"),
     },
+    # One row per write step (ingest, re-score, compaction, migration); its Delta version is the
+    # warehouse version that `scorelake log` lists and --as-of takes.
+    "commits": {
+        "committed_at": pl.Datetime("us", "UTC"),
+        "operation": Str,
+        "detail": Str,
+        "table_versions": Str,  # JSON: each other table's Delta version after the step
+    },
 }
 
 

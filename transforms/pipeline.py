@@ -1,4 +1,5 @@
-"""The units of work the Prefect flows orchestrate: ingest one session, re-score stored runs.
+"""The units of work the Prefect flows orchestrate: read and score one session, commit a batch of
+them, re-score stored runs.
 
 Nothing here knows about Prefect, so each step is testable on its own.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 import polars as pl
 
@@ -14,10 +16,11 @@ from transforms.columns import frame
 from transforms.discover import Session, session_fingerprint
 from transforms.external import UNRESOLVED_SUFFIX, read_tau2, read_tau_bench
 from transforms.extract import read_session
+from transforms.legacy import LegacyTables
 from transforms.policy import Policy
 from transforms.rollup import SCENARIO_FACTS, rate_counts
 from transforms.signals import as_scores, with_scores
-from transforms.warehouse import Warehouse, new_generation, write_parquet_atomic
+from transforms.warehouse import RUN_TABLES, TABLES, Warehouse, new_generation
 
 
 @dataclass
@@ -28,6 +31,15 @@ class SessionReport:
     quarantined: int
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestedRun:
+    """A session read and scored, not yet committed: its ``runs`` row and its rows of ``RUN_TABLES``."""
+
+    report: SessionReport
+    run: pl.DataFrame
+    tables: dict[str, pl.DataFrame]
 
 
 @dataclass
@@ -61,9 +73,8 @@ def plan_ingest(wh: Warehouse, sessions: list[Session], force: bool = False) -> 
 
 def stored_policies(wh: Warehouse) -> list[Policy]:
     """Every stored policy, ``recorded`` first; the recorded policy always exists."""
-    files = sorted((wh.tables / "policies").glob("*.parquet"))
-    specs = pl.concat([pl.read_parquet(f) for f in files]) if files else frame("policies", [])
-    policies = [Policy.from_spec_json(s) for s in specs.sort("created_at")["spec_json"]]
+    specs = wh.read("policies").sort("created_at").unique("policy_id", keep="first", maintain_order=True).collect()
+    policies = [Policy.from_spec_json(s) for s in specs["spec_json"]]
     recorded = Policy()
     return [recorded] + [p for p in policies if p.id != recorded.id]
 
@@ -81,11 +92,10 @@ def save_policy(wh: Warehouse, policy: Policy) -> None:
     """Store a policy. Scores are visible only for stored policies, so storing one after its
     scores are written makes a new policy appear whole or not at all."""
     check_policy(wh, policy)
-    path = wh.policy_file(policy.id)
-    if not path.exists():
+    if wh.read("policies").filter(pl.col("policy_id") == policy.id).select(pl.len()).collect().item() == 0:
         row = {"policy_id": policy.id, "name": policy.name, "spec_json": policy.spec_json(),
                "created_at": datetime.now(UTC)}
-        write_parquet_atomic(frame("policies", [row]), path)
+        wh.append("policies", frame("policies", [row]))
 
 
 def find_policy(wh: Warehouse, name: str) -> Policy:
@@ -113,18 +123,24 @@ def count_stored(wh: Warehouse, runs: pl.DataFrame, policy_id: str) -> pl.DataFr
 READERS = {"nemo": read_session, "tau2": read_tau2, "tau2-dir": read_tau2, "tau-bench": read_tau_bench}
 
 
-def ingest_session(wh: Warehouse, session: Session, policies: list[Policy]) -> SessionReport:
-    """Read a session, score it under every policy and commit it as one new generation."""
-    generation = new_generation()
-    tables = READERS[session.kind](session, generation)
-    wh.write_run_tables(session.run_id, generation, {
-        "scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine})
+def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
+    """Read a session and score it under every policy, as one new generation."""
+    tables = READERS[session.kind](session, new_generation())
     scenarios = tables.scenarios.lazy()
-    for policy in policies:
-        wh.write_scores(session.run_id, generation, policy.id, score_and_count(scenarios, policy))
-    wh.commit_run(frame("runs", [tables.run]))
-    return SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
-                         [str(e) for e in tables.errors], list(task_id_warnings(scenarios).values()))
+    scored = [score_and_count(scenarios, policy) for policy in policies]
+    report = SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
+                           [str(e) for e in tables.errors], list(task_id_warnings(scenarios).values()))
+    rows = {"scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine,
+            **{table: pl.concat([s[table] for s in scored]) for table in ("scores", "rate_counts")}}
+    return IngestedRun(report, frame("runs", [tables.run]), rows)
+
+
+def commit_ingested(wh: Warehouse, batch: list[IngestedRun]) -> None:
+    """Commit a batch of ingested sessions: one Delta commit per table, ``runs`` last (the switch)."""
+    if batch:
+        wh.commit_runs(pl.concat([r.run for r in batch]),
+                       {table: pl.concat([r.tables[table] for r in batch]) for table in RUN_TABLES})
+        wh.record("ingest", f"{len(batch)} runs: {', '.join(sorted(r.report.run_id for r in batch))}")
 
 
 def task_id_warnings(scenarios: pl.LazyFrame) -> dict[str, str]:
@@ -140,10 +156,14 @@ def task_id_warnings(scenarios: pl.LazyFrame) -> dict[str, str]:
 
 
 def record_refusals(wh: Warehouse, refused: list[tuple[Session, str]]) -> None:
-    """The sessions the latest ingest could not take, replacing the previous list."""
+    """The sessions the latest ingest could not take, replacing the previous list (when it changed:
+    an ingest with nothing to do writes nothing)."""
     rows = [{"run_id": s.run_id, "path": str(s.path), "reason": reason, "refused_at": datetime.now(UTC)}
             for s, reason in refused]
-    write_parquet_atomic(frame("refusals", rows), wh.tables / "refusals" / "latest.parquet")
+    key = ["run_id", "path", "reason"]
+    stored = wh.read("refusals").select(key).collect()
+    if sorted(stored.iter_rows()) != sorted(frame("refusals", rows).select(key).iter_rows()):
+        wh.replace("refusals", frame("refusals", rows))
 
 
 def verify(wh: Warehouse) -> list[str]:
@@ -187,13 +207,14 @@ def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
 
 
 def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> int:
-    """Score stored scenarios under ``policy`` from Parquet alone; returns the number scored.
+    """Score stored scenarios under ``policy`` from the tables alone; returns the number scored.
 
     Runs that already hold scores under this policy for their committed generation are skipped:
     a policy's id is a hash of everything its verdicts depend on (scorer version included), so
     those scores could only come out the same. An interrupted re-score thus resumes where it stopped.
-    Scores are written before their rate counts, so runs scored but not yet counted (a re-score
-    killed in between, a warehouse older than rate_counts) are counted from the stored scores.
+    Scores are written before their rate counts (one commit each per batch of runs), so runs scored
+    but not yet counted (a re-score killed in between, a warehouse older than rate_counts) are
+    counted from the stored scores.
     """
     runs = wh.committed_runs()
     if run_ids:
@@ -209,19 +230,38 @@ def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> 
     for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
         tables = score_and_count(wh.scan("scenarios", batch), policy)
         for table, rows in tables.items():
-            write_parquet_atomic(rows, wh.rescore_file(table, policy.id))
+            wh.append(table, rows)
         scored += tables["scores"].height
     uncounted = runs.join(scored_runs, on="run_id", how="semi").join(counted_runs, on="run_id", how="anti")
     for batch in _run_batches(uncounted, RESCORE_BATCH_ROWS):
-        write_parquet_atomic(count_stored(wh, batch, policy.id), wh.rescore_file("rate_counts", policy.id))
+        wh.append("rate_counts", count_stored(wh, batch, policy.id))
     return scored
 
 
 def prepare_for_writing(wh: Warehouse) -> None:
-    """With the writer lock held: tables declared, a killed writer's leftovers removed, and a
-    warehouse from before rate_counts brought up to date (its stored scores counted)."""
-    created = wh.init()
-    wh.sweep()
-    if "rate_counts" in created and not wh.committed_runs().is_empty():
-        for policy in stored_policies(wh):
-            rescore(wh, policy)
+    """With the writer lock held: a warehouse of the former table format converted, the tables
+    declared, a killed writer's temporary files removed."""
+    if wh.legacy_tables():
+        migrate(wh)
+    wh.init()
+    if wh.is_local:
+        for tmp in (*wh.root.glob(".*.tmp"), *wh.root.glob(".schemas/*.tmp")):
+            tmp.unlink(missing_ok=True)
+
+
+def migrate(wh: Warehouse) -> Path:
+    """Convert a warehouse of scorelake's former table format (``tables/``) to Delta tables, every
+    visible row kept (with its generation, so scores stay attached); the old folder is then renamed
+    aside, not deleted. Until that rename the old folder is the warehouse: a conversion cut short
+    is simply run again (each table is overwritten whole, in one commit)."""
+    legacy = LegacyTables(wh.legacy_tables())
+    wh.init()
+    for table in TABLES:
+        if table != "commits":
+            wh.replace(table, legacy.visible(table))
+    for policy in stored_policies(wh):  # rate counts a former warehouse lacked, counted from its scores
+        rescore(wh, policy)
+    kept = legacy.folder.with_name(f"tables.pre-delta-{datetime.now(UTC):%Y%m%dT%H%M%S}")
+    wh.record("migrate", f"from the former table format; its files kept in {kept.name}")
+    legacy.folder.rename(kept)
+    return kept

@@ -1,38 +1,37 @@
-"""The warehouse on disk: Parquet tables, their commit protocol, and the DuckDB view database.
+"""The warehouse: Delta Lake tables under one root, and the DuckDB views over them.
 
-Layout under the warehouse root::
+The root is a local directory or an object-store URL (``s3://bucket/prefix`` and the other schemes
+delta-rs supports; credentials and endpoint from their usual environment variables). Under it::
 
-    tables/runs/<run_id>/run.parquet             one row; its ``generation`` is the commit point
-    tables/<table>/<run_id>/<generation>.parquet scenarios, verdicts, quarantine
-    tables/scores/<run_id>/<generation>__<policy_id>.parquet   scores written at ingest
-    tables/scores/_rescore/<policy_id>__<batch>.parquet        scores written by a re-score
-    tables/rate_counts/...                       as scores: their sums per domain (transforms/rollup.py)
-    tables/_snapshots/<table>.parquet            compacted rows of runs and of the five tables above
-    tables/policies/<policy_id>.parquet
-    tables/<table>/_schema/empty.parquet         the declared schema, so empty tables still have views
-    scorelake.duckdb                             views only (sql/), over the Parquet files
+    runs/ scenarios/ verdicts/ quarantine/ scores/ rate_counts/ policies/ refusals/ commits/
+                                 one Delta table each (``_delta_log/`` + Parquet files)
+    scorelake.duckdb             local only: the views (sql/), over each table's current files
+    .schemas/<table>.parquet     local only: each table's declared schema, no rows (views of empty tables)
 
-A run's rows are written first under a fresh generation; replacing its one-row ``run.parquet`` (an
-atomic rename) then switches readers to them. The staging views keep, per run, the newest
-generation and join every table to it on (run_id, generation), so a crash at any moment leaves
-either the old or the new state visible, never a mix; files of dead generations are removed
-afterwards. Compaction folds the visible rows of the many small per-run files into one snapshot
-file per table; a per-run row whose key the snapshot already holds is not shown twice.
+Delta has no transaction across tables, so the ``runs`` table is the commit point across them: a
+run's rows in the other tables carry the ``generation`` of the ingest that wrote them, and the
+staging views join every table to ``runs`` on (run_id, generation). An ingest appends the rows of a
+new generation, then replaces the runs' rows in ``runs`` by one predicate overwrite (readers switch
+to the new rows there, in one Delta commit), then deletes the rows of the generation it replaced.
+A crash at any moment leaves the old or the new state visible, never a mix, at every table version:
+which is what makes ``--as-of`` exact across tables. Each write step ends with a row in ``commits``,
+whose Delta version is the warehouse version that ``scorelake log`` lists and ``--as-of`` takes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import re
 import secrets
 import time
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import duckdb
 import polars as pl
@@ -44,59 +43,60 @@ SQL_DIR = REPO_ROOT / "sql"
 SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one view per file
 DEFAULT_WAREHOUSE = REPO_ROOT / "data" / "warehouse"
 DB_FILE = "scorelake.duckdb"
-SCORED_TABLES = ("scores", "rate_counts")  # one set of rows per policy
-PER_RUN_TABLES = ("scenarios", "verdicts", "quarantine", *SCORED_TABLES)
-COMPACTED_TABLES = ("runs", *PER_RUN_TABLES)
-# Rows of a table are the same rows when these match.
-ROW_KEYS = {table: ("run_id", "generation") for table in COMPACTED_TABLES} | {
-    table: ("run_id", "generation", "policy_id") for table in SCORED_TABLES}
-COMPACT_AFTER_FILES = 256  # per-run files in the warehouse before an ingest or re-score compacts
+TABLES = tuple(SCHEMAS)
+# Rows keyed by (run_id, generation): visible while their generation is the run's committed one.
+RUN_TABLES = ("scenarios", "verdicts", "quarantine", "scores", "rate_counts")
+COMPACT_AFTER_FILES = 256  # data files in the warehouse before an ingest or re-score compacts
+# What vacuum keeps: files and log entries of the last 90 days stay readable with --as-of.
+HISTORY_DAYS = 90
+TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} days",
+                "delta.logRetentionDuration": f"interval {HISTORY_DAYS} days"}
+# An uncommitted generation older than this is a killed writer's; younger, maybe another's in flight.
+ABANDONED_AFTER = timedelta(days=1)
+COMMIT_RETRIES = 5
+FILES_TABLE = "scorelake_files"  # in the view database: the files its views read
 
 
-def default_warehouse() -> Path:
-    return Path(os.environ.get("SCORELAKE_WAREHOUSE") or DEFAULT_WAREHOUSE)
+def _files_of(statements: list[tuple[str, str]]) -> list[str]:
+    """The local files the view statements read."""
+    return sorted({m for _, sql in statements for m in re.findall(r"'([^']+\.parquet)'", sql)})
+
+
+def default_location() -> str:
+    return os.environ.get("SCORELAKE_WAREHOUSE") or str(DEFAULT_WAREHOUSE)
 
 
 def new_generation() -> str:
+    """Sortable by time (the ingest that wrote it), unique by its random tail."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + secrets.token_hex(3)
 
 
-def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
-    """Write to a temporary sibling, fsync, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with open(tmp, "wb") as fh:
-        df.write_parquet(fh, compression="zstd")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
-# A compaction reads a snapshot and writes its row groups in pieces of about PIECE_BYTES in
-# memory: what it holds at once stays bounded however large the store is.
-PIECE_BYTES = 16 << 20
-MIN_PIECE_ROWS = 1024
+def is_in(column: str, values: Iterable[str]) -> str:
+    """A Delta predicate: ``column`` is one of ``values``."""
+    return f"{column} IN ({', '.join(sql_literal(v) for v in sorted(set(values)))})"
 
 
-def _committed(rows: pl.LazyFrame, runs: pl.DataFrame) -> pl.LazyFrame:
-    """The rows of ``runs``' committed generations. The run_id filter reaches into the Parquet
-    reader (rows of other runs are never decoded); the join then keeps the committed generation."""
-    return rows.filter(pl.col("run_id").is_in(runs["run_id"].implode())).join(
-        runs.select("run_id", "generation").lazy(), on=["run_id", "generation"], how="semi")
+def _retrying(commit):
+    """``commit()``, run again on a fresh read of the table when another writer's commit (on object
+    storage, where writers do not wait for each other) touched what it read."""
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(COMMIT_RETRIES):
+        try:
+            return commit()
+        except CommitFailedError:
+            if attempt == COMMIT_RETRIES - 1:
+                raise
+            time.sleep(0.05 * 2 ** attempt)
 
 
-def _regrouped(parts: Iterator[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
-    """``parts`` gathered into frames of at least ``size`` bytes (the last may be smaller)."""
-    pending: list[pl.DataFrame] = []
-    held = 0
-    for part in parts:
-        pending.append(part)
-        held += part.estimated_size()
-        if held >= size:
-            yield pl.concat(pending)
-            pending, held = [], 0
-    if pending:
-        yield pl.concat(pending)
+def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` in the table's declared columns and types, the Delta table's schema."""
+    return df.select(pl.col(name).cast(dtype) for name, dtype in SCHEMAS[table].items())
 
 
 def _lock_holder(fh) -> str:
@@ -115,189 +115,226 @@ class WarehouseBusy(RuntimeError):
     """Another process is writing the warehouse."""
 
 
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+@dataclass(frozen=True)
+class Commit:
+    """One write step as ``commits`` recorded it: the warehouse version and each table's version."""
+
+    version: int
+    committed_at: datetime
+    operation: str
+    detail: str
+    table_versions: dict[str, int]
 
 
 class Warehouse:
-    def __init__(self, root: Path | str | None = None):
-        self.root = Path(root) if root is not None else default_warehouse()
-        self.tables = self.root / "tables"
-        self.db_path = self.root / DB_FILE
+    def __init__(self, location: Path | str | None = None):
+        location = str(location) if location is not None else default_location()
+        if "://" in location and not location.startswith("file://"):
+            self.location = location.rstrip("/")
+            self.root: Path | None = None  # object storage: no local files, no view database
+        else:
+            self.root = Path(location.removeprefix("file://")).absolute()
+            self.location = str(self.root)
+        self.db_path = self.root / DB_FILE if self.root else None
+
+    @property
+    def is_local(self) -> bool:
+        return self.root is not None
+
+    def table_uri(self, table: str) -> str:
+        return f"{self.location}/{table}"
 
     # ---- layout -------------------------------------------------------------------------
     def exists(self) -> bool:
-        return self.db_path.exists()
+        if self.is_local:
+            return self.db_path.exists()
+        from deltalake import DeltaTable
+
+        return DeltaTable.is_deltatable(self.table_uri("runs"))
 
     def require(self) -> None:
         if not self.exists():
-            raise FileNotFoundError(f"{self.root}: no scorelake warehouse here (run `scorelake ingest` first)")
+            raise FileNotFoundError(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)")
+
+    def legacy_tables(self) -> Path | None:
+        """The folder of a warehouse in scorelake's former table format, if this is one."""
+        folder = self.root / "tables" if self.is_local else None
+        return folder if folder and (folder / "runs").is_dir() else None
+
+    def schema_file(self, table: str) -> Path:
+        return self.root / ".schemas" / f"{table}.parquet"
 
     def init(self) -> list[str]:
-        """Write each table's schema file (and empty snapshot); returns the tables new to this warehouse.
+        """Create the tables this warehouse lacks; returns their names. A table whose declared
+        schema changed (a newer scorelake) is rewritten to it in one commit, new columns NULL."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import DeltaError
 
-        When a table's declared schema changed (a newer scorelake), its files are rewritten to it
-        first, new columns as NULL: the views read every file of a table with one schema, which keeps
-        binding them cheap however many there are."""
         created = []
-        for table in SCHEMAS:
-            schema_file = self.tables / table / "_schema" / "empty.parquet"
-            if not schema_file.exists():
-                created.append(table)
-            if not schema_file.exists() or pl.read_parquet_schema(schema_file) != empty_frame(table).schema:
-                if schema_file.exists():
-                    self._migrate(table)
-                write_parquet_atomic(empty_frame(table), schema_file)
-            if table in COMPACTED_TABLES and not self.snapshot_file(table).exists():
-                write_parquet_atomic(empty_frame(table), self.snapshot_file(table))
+        for table in TABLES:
+            uri = self.table_uri(table)
+            if not DeltaTable.is_deltatable(uri):
+                try:
+                    DeltaTable.create(uri, empty_frame(table).to_arrow().schema, configuration=TABLE_CONFIG)
+                    created.append(table)
+                except DeltaError:  # created by another writer on object storage just now
+                    if not DeltaTable.is_deltatable(uri):
+                        raise
+            elif pl.scan_delta(uri).collect_schema() != pl.Schema(SCHEMAS[table]):
+                rows = pl.concat([empty_frame(table), pl.read_delta(uri)], how="diagonal_relaxed")
+                self._write(table, rows, mode="overwrite", schema_mode="overwrite")
+            if self.is_local and not self.schema_file(table).exists():
+                self.schema_file(table).parent.mkdir(parents=True, exist_ok=True)
+                tmp = self.schema_file(table).with_suffix(f".{secrets.token_hex(4)}.tmp")
+                empty_frame(table).write_parquet(tmp)
+                os.replace(tmp, self.schema_file(table))
         return created
 
-    def _migrate(self, table: str) -> None:
-        target = empty_frame(table)
-        paths = [*(self.tables / table).rglob("*.parquet"), self.snapshot_file(table)]
-        for path in paths:
-            if path.exists() and path.parent.name != "_schema":
-                old = pl.read_parquet(path)
-                write_parquet_atomic(pl.concat([target, old], how="diagonal_relaxed").select(target.columns), path)
-
-    def sweep(self) -> None:
-        """Remove temporary files a killed writer left behind (call with the writer lock held)."""
-        for tmp in self.tables.rglob(".*.tmp"):
-            tmp.unlink(missing_ok=True)
-
-    def run_file(self, run_id: str) -> Path:
-        return self.tables / "runs" / run_id / "run.parquet"
-
-    def snapshot_file(self, table: str) -> Path:
-        return self.tables / "_snapshots" / f"{table}.parquet"
-
-    def delta_files(self, table: str) -> list[Path]:
-        """The table's files not yet compacted (per run, or per re-score batch)."""
-        return [p for p in (self.tables / table).glob("*/*.parquet") if p.parent.name != "_schema"]
-
-    def rescore_file(self, table: str, policy_id: str) -> Path:
-        return self.tables / table / "_rescore" / f"{policy_id}__{new_generation()}.parquet"
-
-    def table_file(self, table: str, run_id: str, generation: str) -> Path:
-        return self.tables / table / run_id / f"{generation}.parquet"
-
-    def scored_file(self, table: str, run_id: str, generation: str, policy_id: str) -> Path:
-        return self.tables / table / run_id / f"{generation}__{policy_id}.parquet"
-
-    def policy_file(self, policy_id: str) -> Path:
-        return self.tables / "policies" / f"{policy_id}.parquet"
-
     # ---- reading --------------------------------------------------------------------------
+    def read(self, table: str, version: int | None = None) -> pl.LazyFrame:
+        return pl.scan_delta(self.table_uri(table), version=version)
+
     def committed_runs(self) -> pl.DataFrame:
-        """Each run's committed row: the newest generation among the snapshot and the per-run files."""
-        files = [f for f in (self.snapshot_file("runs"), *self.delta_files("runs")) if f.exists()]
-        if not files:
-            return empty_frame("runs")
-        return (pl.read_parquet(files).sort("generation", descending=True)
+        """Each run's committed row (should two writers have committed one run at once: the newer)."""
+        return (self.read("runs").collect().sort("generation", descending=True)
                 .unique("run_id", keep="first", maintain_order=True).sort("run_id"))
 
     def scan(self, table: str, runs: pl.DataFrame) -> pl.LazyFrame:
-        """The visible rows of a table for the given committed runs: compacted rows, then per-run
-        rows whose key the snapshot does not hold (the same rows, if a compaction was cut short)."""
-        row_key = list(ROW_KEYS[table])
-        snapshot = self.snapshot_file(table)
-        compacted = _committed(pl.scan_parquet(snapshot) if snapshot.exists() else empty_frame(table).lazy(), runs)
-        deltas = self.delta_files(table)
-        if not deltas:
-            return compacted
-        recent = _committed(pl.scan_parquet(deltas), runs).join(
-            compacted.select(row_key).unique(), on=row_key, how="anti")
-        return pl.concat([compacted, recent])
+        """The visible rows of ``table`` for the given committed runs. The run_id filter reaches into
+        the Parquet reader (rows of other runs are never decoded); the join keeps the committed generation."""
+        return self.read(table).filter(pl.col("run_id").is_in(runs["run_id"].implode())).join(
+            runs.select("run_id", "generation").lazy(), on=["run_id", "generation"], how="semi")
 
-    def _visible_parts(self, table: str, runs: pl.DataFrame) -> Iterator[pl.DataFrame]:
-        """``scan``'s rows, a bounded piece at a time: slices of the snapshot, then each per-run file."""
-        row_key = list(ROW_KEYS[table])
-        snapshot = self.snapshot_file(table)
-        keys = [empty_frame(table).select(row_key)]  # of the compacted rows, gathered on the way
-        if snapshot.exists():
-            total, offset, rows = pl.scan_parquet(snapshot).select(pl.len()).collect().item(), 0, MIN_PIECE_ROWS
-            while offset < total:
-                piece = pl.scan_parquet(snapshot).slice(offset, rows).collect()
-                if piece.is_empty():  # shorter than its footer said: nothing more to read
-                    break
-                offset += piece.height
-                part = _committed(piece.lazy(), runs).collect()
-                keys.append(part.select(row_key).unique())
-                yield part
-                # the next piece sized by what this one weighed in memory
-                rows = max(MIN_PIECE_ROWS, PIECE_BYTES * piece.height // max(piece.estimated_size(), 1))
-        compacted_keys = pl.concat(keys).unique()
-        for path in self.delta_files(table):
-            yield _committed(pl.scan_parquet(path), runs).join(
-                compacted_keys.lazy(), on=row_key, how="anti").collect()
+    def files(self, table: str, version: int | None = None) -> list[str]:
+        from deltalake import DeltaTable
+
+        return DeltaTable(self.table_uri(table), version=version).file_uris()
+
+    # ---- writing -------------------------------------------------------------------------
+    def _write(self, table: str, df: pl.DataFrame, **options) -> None:
+        from deltalake import write_deltalake
+
+        write_deltalake(self.table_uri(table), conform(table, df), **options)
+
+    def append(self, table: str, df: pl.DataFrame) -> None:
+        if not df.is_empty():
+            self._write(table, df, mode="append")
+
+    def replace(self, table: str, df: pl.DataFrame) -> None:
+        """The whole table replaced by ``df``, in one commit."""
+        _retrying(lambda: self._write(table, df, mode="overwrite"))
+
+    def delete(self, table: str, predicate: str) -> None:
+        from deltalake import DeltaTable
+
+        _retrying(lambda: DeltaTable(self.table_uri(table)).delete(predicate))
+
+    def commit_runs(self, runs: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> None:
+        """Commit a batch of ingested runs: their rows of ``RUN_TABLES`` (of the generations in
+        ``runs``), then their ``runs`` rows, then the removal of the rows they replace."""
+        for table in RUN_TABLES:
+            self.append(table, tables[table])
+        run_ids = runs["run_id"].to_list()
+
+        def switch() -> set[str]:
+            replaced = self.read("runs").filter(pl.col("run_id").is_in(run_ids)).select("generation").collect()
+            self._write("runs", runs, mode="overwrite", predicate=is_in("run_id", run_ids))
+            return set(replaced["generation"])
+
+        dead = _retrying(switch) - set(runs["generation"])
+        for table in RUN_TABLES if dead else ():
+            self.delete(table, is_in("generation", dead))
+
+    def drop_dead_generations(self) -> None:
+        """Rows no committed run shows: of a generation older than the run's committed one (a
+        re-ingest cut short before its cleanup), or of an uncommitted one abandoned long enough
+        that no writer can still be committing it."""
+        committed = self.committed_runs().select("run_id", pl.col("generation").alias("committed"))
+        abandoned = (datetime.now(UTC) - ABANDONED_AFTER).strftime("%Y%m%dT%H%M%S%f")
+        for table in RUN_TABLES:
+            dead = (self.read(table).select("run_id", "generation").unique()
+                    .join(committed.lazy(), on="run_id", how="left")
+                    .filter(pl.when(pl.col("committed").is_null()).then(pl.col("generation") < abandoned)
+                            .otherwise(pl.col("generation") < pl.col("committed")))
+                    .select("generation").collect())
+            if not dead.is_empty():
+                self.delete(table, is_in("generation", dead["generation"]))
 
     def compact(self) -> None:
-        """Fold every table's visible rows into its snapshot and remove the per-run files
-        (call with the writer lock held). Each table stays exact at every moment: a snapshot
-        replaces the old one by rename, and rows present in both are shown once. Rows stream
-        through in pieces, so memory stays bounded however large the store is."""
-        import pyarrow.parquet as pq  # compaction only: kept off every command's start-up
+        """Drop dead generations, bin-pack each table's small files (Delta optimize), then remove
+        the files no version of the last ``HISTORY_DAYS`` days reads (vacuum) and checkpoint the log."""
+        from deltalake import DeltaTable
 
-        runs = self.committed_runs()
-        for table in COMPACTED_TABLES:
-            deltas = self.delta_files(table)
-            parts = iter([runs]) if table == "runs" else self._visible_parts(table, runs)
-            tmp = self.snapshot_file(table).with_name(f".{table}.{secrets.token_hex(4)}.tmp")
-            with open(tmp, "wb") as fh:
-                with pq.ParquetWriter(fh, empty_frame(table).to_arrow().schema, compression="zstd") as writer:
-                    for row_group in _regrouped(parts, PIECE_BYTES):
-                        writer.write_table(row_group.to_arrow())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.snapshot_file(table))
-            for path in deltas:
-                path.unlink(missing_ok=True)
-            for folder in (self.tables / table).iterdir():
-                with contextlib.suppress(OSError):  # removes only empty folders: each slows the views' globs
-                    folder.rmdir()
+        self.drop_dead_generations()
+        for table in TABLES:
+            _retrying(lambda: DeltaTable(self.table_uri(table)).optimize.compact())
+            dt = DeltaTable(self.table_uri(table))
+            dt.vacuum(dry_run=False)
+            dt.create_checkpoint()
+            dt.cleanup_metadata()
+        self.record("compact", "dead generations dropped, files bin-packed (optimize), old files vacuumed")
 
     def compact_if_fragmented(self) -> bool:
-        if sum(len(self.delta_files(t)) for t in COMPACTED_TABLES) <= COMPACT_AFTER_FILES:
+        if sum(len(self.files(t)) for t in TABLES) <= COMPACT_AFTER_FILES:
             return False
         self.compact()
         return True
 
-    # ---- writing -------------------------------------------------------------------------
-    def write_run_tables(self, run_id: str, generation: str, tables: dict[str, pl.DataFrame]) -> None:
-        for table, df in tables.items():
-            write_parquet_atomic(df, self.table_file(table, run_id, generation))
+    # ---- the commit log ---------------------------------------------------------------------
+    def record(self, operation: str, detail: str) -> None:
+        """End a write step: a row in ``commits`` naming what it did and the version of every table."""
+        from deltalake import CommitProperties, DeltaTable, write_deltalake
 
-    def write_scores(self, run_id: str, generation: str, policy_id: str, scored: dict[str, pl.DataFrame]) -> None:
-        for table, df in scored.items():
-            write_parquet_atomic(df, self.scored_file(table, run_id, generation, policy_id))
+        versions = {t: DeltaTable(self.table_uri(t)).version() for t in TABLES if t != "commits"}
+        row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
+               "table_versions": json.dumps(versions, sort_keys=True)}
+        write_deltalake(self.table_uri("commits"), conform("commits", pl.DataFrame([row])), mode="append",
+                        commit_properties=CommitProperties(custom_metadata={
+                            f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"}))
 
-    def commit_run(self, run_row: pl.DataFrame) -> None:
-        """The atomic switch: readers see the new generation from here on."""
-        run_id = run_row["run_id"][0]
-        write_parquet_atomic(run_row, self.run_file(run_id))
-        self.drop_dead_generations(run_id, run_row["generation"][0])
+    def log(self) -> list[Commit]:
+        """Every recorded write step, oldest first; its version is the ``commits`` table's."""
+        from deltalake import DeltaTable
 
-    def drop_dead_generations(self, run_id: str, live: str) -> None:
-        """Per-run files of older generations; compacted or re-score rows of them go at the next compaction."""
-        for table in PER_RUN_TABLES:
-            folder = self.tables / table / run_id
-            for path in folder.glob("*.parquet") if folder.exists() else ():
-                if path.stem.split("__")[0] != live:
-                    path.unlink(missing_ok=True)
+        entries = [h for h in DeltaTable(self.table_uri("commits")).history() if "scorelake.operation" in h]
+        return sorted((Commit(h["version"], datetime.fromtimestamp(h["timestamp"] / 1000, UTC),
+                              h["scorelake.operation"], h["scorelake.detail"],
+                              json.loads(h["scorelake.table_versions"])) for h in entries),
+                      key=lambda c: c.version)
+
+    def as_of(self, when: str) -> Commit:
+        """The write step the warehouse stood at: a version ``scorelake log`` lists, or the last
+        step at or before a timestamp (ISO 8601; a date means its end; UTC unless it says)."""
+        log = self.log()
+        if when.isdigit():
+            found = [c for c in log if c.version == int(when)]
+            if not found:
+                raise KeyError(f"no warehouse version {when} (`scorelake log` lists them)")
+            return found[0]
+        try:
+            moment = datetime.fromisoformat(when)
+        except ValueError:
+            raise ValueError(f"--as-of takes a version number or an ISO timestamp, not '{when}'") from None
+        if len(when) == 10:  # a date: as the warehouse stood at the end of that day
+            moment += timedelta(days=1) - timedelta(microseconds=1)
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        before = [c for c in log if c.committed_at <= moment]
+        if not before:
+            raise KeyError(f"the warehouse has no version as old as {when}")
+        return before[-1]
 
     # ---- DuckDB views ----------------------------------------------------------------------
-    def view_sql(self) -> list[tuple[str, str]]:
-        """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file.
+    def view_sql(self, bindings: dict[str, str]) -> list[tuple[str, str]]:
+        """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file, its
+        ``{{ table }}`` placeholders replaced by ``bindings`` (a relation per table).
 
         Views are ordered so that each comes after the views its body names.
         """
         statements = [(path.stem, path.read_text()) for path in sorted((SQL_DIR / "macros").glob("*.sql"))]
-        tables_path = self.tables.resolve().as_posix()
         bodies = {}
         for layer in SQL_LAYERS:
             for path in sorted((SQL_DIR / layer).glob("*.sql")):
-                body = path.read_text().replace("{{ tables }}", tables_path)
-                bodies[path.stem] = re.sub(r";\s*$", "", body.strip())
+                bodies[path.stem] = re.sub(r";\s*$", "", path.read_text().strip())
         words = {name: set(re.findall(r"\w+", body)) for name, body in bodies.items()}
         names = {name: [other for other in bodies if other != name and other in words[name]] for name in bodies}
         done: set[str] = set()
@@ -310,30 +347,46 @@ class Warehouse:
             for other in names[name]:
                 add(other, trail + (name,))
             done.add(name)
-            statements.append((name, f"CREATE OR REPLACE VIEW {name} AS\n{bodies[name]}"))
+            body = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: bindings[m.group(1)], bodies[name])
+            statements.append((name, f"CREATE OR REPLACE VIEW {name} AS\n{body}"))
 
         for name in bodies:
             add(name)
         return statements
 
-    def build_views(self) -> None:
-        """(Re)create the view database beside the old one and rename it into place.
+    def file_bindings(self, versions: dict[str, int] | None = None) -> dict[str, str]:
+        """Each table as a ``read_parquet`` of its files at a version (default: the current one),
+        after its schema file: readable by any DuckDB client, no Delta reader needed."""
+        bindings = {}
+        for table in TABLES:
+            files = [self.schema_file(table).as_posix(), *self.files(table, (versions or {}).get(table))]
+            bindings[table] = f"read_parquet([{', '.join(sql_literal(f) for f in files)}])"
+        return bindings
 
-        The views read the Parquet globs at query time, so new data needs no rebuild: it is skipped
-        when the statements (SQL, table schemas, warehouse path) are those the database was built from.
-        Readers holding the old file keep reading it; a rename never waits for their locks.
+    def build_views(self) -> None:
+        """(Re)create the view database beside the old one and rename it into place (local only:
+        on object storage each command binds the views in memory, see ``connect``).
+
+        The views name the current files of each table, so a write rebuilds them; skipped when the
+        statements are those the database was built from. Readers holding the old file keep
+        reading it (its files stay until vacuum, 90 days on); a rename never waits for their locks.
         """
-        statements = self.view_sql()
-        stamp = hashlib.sha256(repr((statements, SCHEMAS)).encode()).hexdigest()
+        if not self.is_local:
+            return
+        self.init()
+        statements = self.view_sql(self.file_bindings())
+        stamp = hashlib.sha256(repr(statements).encode()).hexdigest()
         stamp_file = self.root / ".views.sha256"
         if self.db_path.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
             return
-        self.init()  # the views bind to every table's files
         tmp = self.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
         try:
             with duckdb.connect(str(tmp)) as con:
                 for _, statement in statements:
                     con.execute(statement)
+                # the files a reader may open, and nothing else (see connect)
+                con.execute(f"CREATE TABLE {FILES_TABLE} AS SELECT unnest($files) AS path",
+                            {"files": _files_of(statements)})
                 con.execute("CHECKPOINT")
             os.replace(tmp, self.db_path)
             stamp_file.write_text(stamp)
@@ -341,15 +394,20 @@ class Warehouse:
             tmp.unlink(missing_ok=True)
             Path(f"{tmp}.wal").unlink(missing_ok=True)
 
+    def writer_lock(self):
+        """One writer at a time on local disk; on object storage Delta's conditional commits keep
+        concurrent writers from losing each other's commits, so there is no lock to take."""
+        return self._local_lock() if self.is_local else nullcontext()
+
     @contextmanager
-    def writer_lock(self) -> Iterator[None]:
-        """One writer at a time; the OS drops the lock if the holder dies, even by ``kill -9``."""
+    def _local_lock(self) -> Iterator[None]:
+        """The OS drops the lock if the holder dies, even by ``kill -9``."""
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / ".lock", "a+") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise WarehouseBusy(f"{self.root} is being written by {_lock_holder(fh)}; "
+                raise WarehouseBusy(f"{self.location} is being written by {_lock_holder(fh)}; "
                                     "try again when it finishes") from None
             fh.seek(0)
             fh.truncate()
@@ -366,14 +424,55 @@ class Warehouse:
         return pl.DataFrame(con.sql((SQL_DIR / "queries" / f"{name}.sql").read_text(), params=params))
 
     @contextmanager
-    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-only connection that cannot touch files outside the warehouse."""
+    def connect(self, as_of: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection to the views that cannot touch files outside the tables: the
+        view database of a local warehouse at its current version; otherwise (object storage, or
+        ``as_of`` a past version) views bound in memory to the tables at that version."""
         self.require()
-        con = duckdb.connect(str(self.db_path), read_only=True)
+        if self.is_local and as_of is None:
+            con = duckdb.connect(str(self.db_path), read_only=True)
+            files = [path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()]
+        else:
+            con, files = self._bound_in_memory(as_of)
         try:
-            con.execute(f"SET allowed_directories = [{_sql_literal(self.tables.resolve().as_posix() + '/')}]")
+            # Exactly the tables' files, not their folders: a COPY TO could add a commit to a _delta_log.
+            con.execute(f"SET allowed_paths = [{', '.join(sql_literal(f) for f in files)}]")
             con.execute("SET enable_external_access = false")
             con.execute("SET lock_configuration = true")
             yield con
         finally:
             con.close()
+
+    def _arrow_dataset(self, table: str, version: int | None):
+        """The table at ``version`` as an Arrow dataset, strings read as string views: the type of
+        the constants DuckDB pushes into its filters (plain strings would fail to compare)."""
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        def as_view(dtype):
+            if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+                return pa.string_view()
+            if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+                return pa.list_(as_view(dtype.value_type))
+            return dtype
+
+        dt = DeltaTable(self.table_uri(table), version=version)
+        schema = pa.schema([f.with_type(as_view(f.type)) for f in pa.schema(dt.schema().to_arrow())])
+        return dt.to_pyarrow_dataset(schema=schema)
+
+    def _bound_in_memory(self, as_of: str | None) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
+        """An in-memory database with the views over each table at ``as_of``, and the local files they read."""
+        commit = self.as_of(as_of) if as_of else None
+        versions = {**commit.table_versions, "commits": commit.version} if commit else {}
+        con = duckdb.connect()
+        if self.is_local:
+            bindings = self.file_bindings(versions)
+        else:  # DuckDB reads object storage only through an extension: hand it Arrow datasets
+            bindings = {}
+            for table in TABLES:
+                con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
+                bindings[table] = f"delta_{table}"
+        statements = self.view_sql(bindings)
+        for _, statement in statements:
+            con.execute(statement)
+        return con, _files_of(statements)

@@ -1,3 +1,3 @@
 -- Sessions the latest ingest refused as a whole (a run id already ingested from another folder).
 SELECT *
-FROM read_parquet('{{ tables }}/refusals/**/*.parquet')
+FROM {{ refusals }}

@@ -1,9 +1,6 @@
--- One row per ingested run: its committed row, the newest generation among the compacted snapshot
--- and the per-run files; that generation names the committed rows of the other tables.
+-- One row per ingested run: its committed row, whose generation names the committed rows of the
+-- other tables. The runs table holds one row per run; should two writers on object storage have
+-- committed one run at the same moment, the newer generation counts.
 SELECT *
-FROM (
-    SELECT * FROM read_parquet('{{ tables }}/_snapshots/runs.parquet')
-    UNION ALL
-    SELECT * FROM read_parquet('{{ tables }}/runs/*/*.parquet')
-)
+FROM {{ runs }}
 QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY generation DESC) = 1
