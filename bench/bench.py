@@ -4,13 +4,15 @@
 
 For each size it builds a synthetic store in the upstream format (bench/synth.py) and reports, as
 ratios measured in the same run:
-- full ingest (the pipeline the ingest flow's tasks run, one session at a time) against the time to
-  merely read the same files' bytes, both with a cold page cache (when this process may drop it)
-  and warm;
+- full ingest (the ingest flow's body, its tasks run one session at a time, commits batched as the
+  flow batches them) against the time to merely read the same files' bytes, both with a cold page
+  cache (when this process may drop it) and warm;
 - a no-change re-ingest against the full ingest;
-- re-scoring from Parquet under a new policy against a straightforward per-scenario Python
+- re-scoring from the Delta tables under a new policy against a straightforward per-scenario Python
   re-scorer over the same files;
-- query time of domain_rates and signal_rates;
+- query time of domain_rates and signal_rates through the view database (views over each table's
+  current file list), and through views bound to deltalake's Arrow datasets (what object storage
+  and --as-of use);
 - peak memory (max RSS) of each phase, each phase in its own process.
 Then it replicates the largest store's rows to ``--rescore-rows`` scenarios and times a re-score
 and the two rate views there. Prefect's start-up is timed separately (one flow with one task
@@ -71,37 +73,32 @@ READ_FLOOR = """
     result["bytes"] = n
 """
 
-INGEST = """
-    from pathlib import Path
-    from transforms.discover import discover_sessions
-    from transforms.pipeline import ingest_session, plan_ingest, save_policy, stored_policies
-    from transforms.policy import Policy
-    from transforms.warehouse import Warehouse
-    start = time.perf_counter()
-    wh = Warehouse({warehouse!r})
-    wh.init()
-    save_policy(wh, Policy())
-    plan = plan_ingest(wh, discover_sessions([Path({store!r})]))
-    policies = stored_policies(wh)
-    for session in plan.todo:
-        ingest_session(wh, session, policies)
-    wh.compact_if_fragmented()  # as the ingest flow does
-    wh.build_views()
-    result["ingested"] = len(plan.todo)
-    result["unchanged"] = len(plan.unchanged)
+# The flow bodies with their tasks run one at a time in this process: the pipeline's own cost.
+SEQUENTIAL = """
+    class Sequential:
+        def run(self, job, calls):
+            for call in calls:
+                yield job(*call)
+
+        def log(self, level, message):
+            pass
 """
 
-RESCORE = """
-    from transforms.pipeline import rescore, save_policy
-    from transforms.policy import Policy
-    from transforms.warehouse import Warehouse
+INGEST = SEQUENTIAL + """
+    from flows.flow_bodies import ingest
     start = time.perf_counter()
-    wh = Warehouse({warehouse!r})
+    report = ingest(Sequential(), runs_dirs=[{store!r}], warehouse={warehouse!r})
+    result["ingested"] = len(report["ingested"])
+    result["unchanged"] = len(report["unchanged"])
+"""
+
+RESCORE = SEQUENTIAL + """
+    from flows.flow_bodies import rescore_policies
+    from transforms.policy import Policy
+    start = time.perf_counter()
     policy = Policy(name="bench-{tag}", judge_threshold={threshold}, min_agent_turns=5, strict_match=True)
-    result["scenarios"] = rescore(wh, policy)
-    save_policy(wh, policy)
-    wh.compact_if_fragmented()  # as the rescore flow does
-    wh.build_views()
+    report = rescore_policies(Sequential(), warehouse={warehouse!r}, policy_specs=[policy.spec_json()])
+    result["scenarios"] = report["scored"][policy.name]
 """
 
 NAIVE_RESCORE = """
@@ -142,7 +139,7 @@ QUERIES = """
     # add the conversion of every value), over every stored policy and over the recorded one alone.
     import duckdb
     start = time.perf_counter()
-    con = duckdb.connect({db!r}, read_only=True)
+    {connect}
     for view in ("domain_rates", "signal_rates"):
         for label, where in (("", ""), ("_one_policy", " WHERE policy_id = (SELECT policy_id FROM stg_policies "
                                                              "WHERE name = 'recorded')")):
@@ -157,6 +154,17 @@ QUERIES = """
             result[view + label + "_rows"] = rows
 """
 
+# The view database: views over each table's current files (what a local warehouse's commands use).
+VIEW_DATABASE = "con = duckdb.connect({db!r}, read_only=True)"
+# The same views bound to deltalake's Arrow datasets of the current versions (object storage, --as-of).
+ARROW_DATASETS = """from transforms.warehouse import TABLES, Warehouse
+    wh = Warehouse({warehouse!r})
+    con = duckdb.connect()
+    for table in TABLES:
+        con.register("delta_" + table, wh._arrow_dataset(table, None))
+    for _, statement in wh.view_sql({{t: "delta_" + t for t in TABLES}}):
+        con.execute(statement)"""
+
 COMPACT = """
     from transforms.warehouse import Warehouse
     start = time.perf_counter()
@@ -164,21 +172,19 @@ COMPACT = """
 """
 
 REPLICATE = """
-    # Copies of the stored runs under new run ids, to reach a larger scored store cheaply: written
-    # straight into the compacted snapshots, the state ingest leaves once it has compacted.
+    # Copies of the stored runs under new run ids, to reach a larger scored store cheaply: each
+    # table rewritten whole (one commit), then compacted, the state a large warehouse settles in.
     import math
     import polars as pl
-    from transforms.warehouse import COMPACTED_TABLES, Warehouse, write_parquet_atomic
+    from transforms.warehouse import RUN_TABLES, Warehouse
     wh = Warehouse({warehouse!r})
-    wh.compact()
     copies = math.ceil({rows} / wh.committed_runs()["n_scenarios"].sum())
-    for table in COMPACTED_TABLES:
-        snapshot = wh.snapshot_file(table)
-        frames = [pl.scan_parquet(snapshot).with_columns(run_id=pl.col("run_id") + f"_c{{c}}") if c else
-                  pl.scan_parquet(snapshot) for c in range(copies)]
-        tmp = snapshot.with_name(snapshot.name + ".replica")
-        pl.concat(frames).sink_parquet(tmp)
-        tmp.replace(snapshot)
+    for table in ("runs", *RUN_TABLES):
+        rows = wh.read(table).collect()
+        wh.replace(table, pl.concat([rows.with_columns(run_id=pl.col("run_id") + f"_c{{c}}") if c else rows
+                                     for c in range(copies)]))
+    wh.compact()
+    wh.build_views()
     result["runs"] = wh.committed_runs().height
 """
 
@@ -214,7 +220,7 @@ def bench_size(n: int, work: Path) -> dict:
     report["reingest_unchanged"] = phase(INGEST.format(**fmt))
     report["rescore_polars"] = phase(RESCORE.format(**fmt))
     report["rescore_naive_python"] = phase(NAIVE_RESCORE.format(**fmt))
-    report["queries"] = phase(QUERIES.format(**fmt))
+    report["queries"] = phase(QUERIES.format(**fmt, connect=VIEW_DATABASE.format(**fmt)))
     ratios = {
         "ingest_vs_read_floor_warm": report["ingest_warm"]["seconds"] / report["read_floor_warm"]["seconds"],
         "reingest_unchanged_vs_full": report["reingest_unchanged"]["seconds"] / report["ingest_warm"]["seconds"],
@@ -232,14 +238,12 @@ def bench_large(n_rows: int, source_size: int, work: Path) -> dict:
     fmt = {"warehouse": str(warehouse), "rows": n_rows, "db": str(warehouse / "scorelake.duckdb")}
     report = {"compact": phase(COMPACT.format(**fmt))}
     report["compacted_rescore_polars"] = phase(RESCORE.format(**fmt, tag=f"{source_size}-compacted", threshold=0.75))
-    report["compacted_queries"] = phase(QUERIES.format(**fmt))
+    report["compacted_queries"] = phase(QUERIES.format(**fmt, connect=VIEW_DATABASE.format(**fmt)))
     report["replicate"] = phase(REPLICATE.format(**fmt))
     phase(RESCORE.format(**fmt, tag=f"{n_rows}-warm", threshold=0.6))  # warm the page cache
     report["rescore_polars"] = phase(RESCORE.format(**fmt, tag=f"{n_rows}", threshold=0.7))
-    report["queries"] = phase(QUERIES.format(**fmt))
-    # Every snapshot rewritten at 1M. The first pass lays the replicated snapshots out in
-    # compaction's own row groups; the second is the steady state of a warehouse.
-    report["compact_large_first"] = phase(COMPACT.format(**fmt))
+    report["queries"] = phase(QUERIES.format(**fmt, connect=VIEW_DATABASE.format(**fmt)))
+    report["queries_arrow_datasets"] = phase(QUERIES.format(**fmt, connect=ARROW_DATASETS.format(**fmt)))
     report["compact_large"] = phase(COMPACT.format(**fmt))
     return report
 

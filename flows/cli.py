@@ -336,6 +336,7 @@ def rescore(
     from transforms.policy import Policy
 
     wh = open_warehouse(warehouse)
+    convert_if_former(wh)  # the policies are looked up here, before the flow's own preparation
     flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns, "strict_match": strict_match,
              "judge_enabled": judge, "whitelists": _parse_whitelists(whitelist or [])}
     defined = {k: v for k, v in flags.items() if v not in (None, {})}
@@ -519,25 +520,32 @@ def compact(warehouse: WarehouseOpt = None) -> None:
     err().print(f"{wh.location}: compacted ({wh.committed_runs().height} runs)")
 
 
+def convert_if_former(wh: Warehouse) -> None:
+    """Convert a warehouse of the former table format to Delta tables (see pipeline.migrate)."""
+    from transforms.pipeline import migrate as convert
+
+    if wh.legacy_tables() is None:
+        return
+    try:
+        with wh.writer_lock():
+            if wh.legacy_tables() is not None:  # not converted by another command meanwhile
+                kept = convert(wh)
+                wh.init()
+                wh.build_views()
+                err().print(f"{wh.location}: converted to Delta tables ({wh.committed_runs().height} runs); the "
+                            f"former files are in {kept}: remove them once you no longer need them", highlight=False)
+    except WarehouseBusy as exc:
+        fail(str(exc))
+
+
 @app.command()
 def migrate(warehouse: WarehouseOpt = None) -> None:
     """Convert a warehouse of scorelake's former table format to Delta tables (the first write
     command does it too); the old files are kept aside."""
-    from transforms.pipeline import prepare_for_writing
-
     wh = Warehouse(warehouse)
-    legacy = wh.legacy_tables()
-    if legacy is None:
+    if wh.legacy_tables() is None:
         fail(f"{wh.location}: nothing to migrate (no tables/ folder of the former format)", 2)
-    try:
-        with wh.writer_lock():
-            prepare_for_writing(wh)
-            wh.build_views()
-    except WarehouseBusy as exc:
-        fail(str(exc))
-    kept = next(legacy.parent.glob("tables.pre-delta-*"), None)
-    err().print(f"{wh.location}: converted to Delta tables ({wh.committed_runs().height} runs); the former "
-                f"files are in {kept}: remove them once you no longer need them", highlight=False)
+    convert_if_former(wh)
 
 
 @app.command()
