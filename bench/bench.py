@@ -162,7 +162,7 @@ ARROW_DATASETS = """from transforms.warehouse import TABLES, Warehouse
     con = duckdb.connect()
     for table in TABLES:
         con.register("delta_" + table, wh._arrow_dataset(table, None))
-    for _, statement in wh.view_sql({{t: "delta_" + t for t in TABLES}}):
+    for _, statement in wh.view_sql():
         con.execute(statement)"""
 
 COMPACT = """

@@ -103,6 +103,12 @@ def open_warehouse(warehouse: str | None, as_of: str | None = None) -> Warehouse
     return wh
 
 
+def open_for_writing(warehouse: str | None) -> Warehouse:
+    """``open_warehouse`` for a write command: a warehouse of the former table format converted first."""
+    convert_if_former(Warehouse(warehouse))
+    return open_warehouse(warehouse)
+
+
 def orchestrate(prefect: bool, task_runner: str, verbose: bool) -> runtime.Orchestration:
     """In-process or a Prefect flow run (see flows.runtime), with Prefect's settings made first."""
     chosen = runtime.choose(prefect, task_runner)
@@ -335,8 +341,7 @@ def rescore(
     from transforms.pipeline import check_policy, find_policy
     from transforms.policy import Policy
 
-    wh = open_warehouse(warehouse)
-    convert_if_former(wh)  # the policies are looked up here, before the flow's own preparation
+    wh = open_for_writing(warehouse)  # the policies are looked up here, before the flow's own preparation
     flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns, "strict_match": strict_match,
              "judge_enabled": judge, "whitelists": _parse_whitelists(whitelist or [])}
     defined = {k: v for k, v in flags.items() if v not in (None, {})}
@@ -509,7 +514,7 @@ def compact(warehouse: WarehouseOpt = None) -> None:
     files pile up)."""
     from transforms.pipeline import prepare_for_writing
 
-    wh = open_warehouse(warehouse)
+    wh = open_for_writing(warehouse)
     try:
         with wh.writer_lock():
             prepare_for_writing(wh)
@@ -562,7 +567,8 @@ def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: Wid
     if emitted(df, fmt, wide):
         return
     cells, before = [], {}
-    for c in commits:  # the tables each step changed, at the version it left them
+    for c in commits:  # the tables each step changed (from their creation, version 0), at the version it left them
+        before = before or dict.fromkeys(c.table_versions, 0)
         changed = " ".join(f"{t}@{v}" for t, v in sorted(c.table_versions.items()) if before.get(t) != v)
         cells.append([str(c.version), c.committed_at.strftime("%Y-%m-%d %H:%M:%S"), c.operation, c.detail, changed])
         before = c.table_versions

@@ -6,6 +6,7 @@ Nothing here knows about Prefect, so each step is testable on its own.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -206,6 +207,11 @@ def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
     return batches + [runs.slice(start)]
 
 
+def _append_all(wh: Warehouse, tables: dict[str, pl.DataFrame]) -> None:
+    for table, rows in tables.items():  # in their order: scores before their counts
+        wh.append(table, rows)
+
+
 def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> int:
     """Score stored scenarios under ``policy`` from the tables alone; returns the number scored.
 
@@ -226,12 +232,18 @@ def rescore(wh: Warehouse, policy: Policy, run_ids: list[str] | None = None) -> 
     scored_runs, counted_runs = (
         wh.scan(table, runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
         for table in ("scores", "rate_counts"))
-    scored = 0
-    for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
-        tables = score_and_count(wh.scan("scenarios", batch), policy)
-        for table, rows in tables.items():
-            wh.append(table, rows)
-        scored += tables["scores"].height
+    scored, committing = 0, None
+    # A batch is committed (scores, then counts) while the next one is scored: delta-rs writes
+    # without holding the GIL. One batch in flight bounds memory.
+    with ThreadPoolExecutor(1) as writer:
+        for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
+            tables = score_and_count(wh.scan("scenarios", batch), policy)
+            if committing:
+                committing.result()
+            committing = writer.submit(_append_all, wh, tables)
+            scored += tables["scores"].height
+        if committing:
+            committing.result()
     uncounted = runs.join(scored_runs, on="run_id", how="semi").join(counted_runs, on="run_id", how="anti")
     for batch in _run_batches(uncounted, RESCORE_BATCH_ROWS):
         wh.append("rate_counts", count_stored(wh, batch, policy.id))

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -94,6 +95,14 @@ def _retrying(commit):
             time.sleep(0.05 * 2 ** attempt)
 
 
+def delta_schema(table: str):
+    """The table's declared schema as Delta's (through arro3: no pyarrow on the write path)."""
+    from arro3.core import Table
+    from deltalake import Schema
+
+    return Schema.from_arrow(Table.from_arrow(empty_frame(table)).schema)
+
+
 def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:
     """``df`` in the table's declared columns and types, the Delta table's schema."""
     return df.select(pl.col(name).cast(dtype) for name, dtype in SCHEMAS[table].items())
@@ -136,6 +145,20 @@ class Warehouse:
             self.root = Path(location.removeprefix("file://")).absolute()
             self.location = str(self.root)
         self.db_path = self.root / DB_FILE if self.root else None
+        self._loaded: dict[str, object] = {}  # table -> its DeltaTable, brought up to date on each use
+
+    def delta_table(self, table: str, version: int | None = None):
+        """The table's DeltaTable at ``version``, or at its latest version (kept loaded: bringing
+        it up to date reads only the log entries since, where a fresh load replays the log)."""
+        from deltalake import DeltaTable
+
+        if version is not None:
+            return DeltaTable(self.table_uri(table), version=version)
+        if table in self._loaded:
+            self._loaded[table].update_incremental()
+        else:
+            self._loaded[table] = DeltaTable(self.table_uri(table))
+        return self._loaded[table]
 
     @property
     def is_local(self) -> bool:
@@ -155,6 +178,9 @@ class Warehouse:
     def require(self) -> None:
         if not self.exists():
             raise FileNotFoundError(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)")
+        if self.legacy_tables():
+            raise FileNotFoundError(f"{self.location} is in scorelake's former table format: convert it with "
+                                    "`scorelake migrate` (any write command does it too)")
 
     def legacy_tables(self) -> Path | None:
         """The folder of a warehouse in scorelake's former table format, if this is one."""
@@ -168,31 +194,44 @@ class Warehouse:
         """Create the tables this warehouse lacks; returns their names. A table whose declared
         schema changed (a newer scorelake) is rewritten to it in one commit, new columns NULL."""
         from deltalake import DeltaTable
-        from deltalake.exceptions import DeltaError
+        from deltalake.exceptions import DeltaError, TableNotFoundError
 
         created = []
         for table in TABLES:
-            uri = self.table_uri(table)
-            if not DeltaTable.is_deltatable(uri):
+            uri, declared = self.table_uri(table), delta_schema(table)
+            try:
+                stored = self.delta_table(table).schema()
+            except TableNotFoundError:
                 try:
-                    DeltaTable.create(uri, empty_frame(table).to_arrow().schema, configuration=TABLE_CONFIG)
+                    DeltaTable.create(uri, declared, configuration=TABLE_CONFIG)
                     created.append(table)
                 except DeltaError:  # created by another writer on object storage just now
                     if not DeltaTable.is_deltatable(uri):
                         raise
-            elif pl.scan_delta(uri).collect_schema() != pl.Schema(SCHEMAS[table]):
+                continue
+            if stored.to_json() != declared.to_json():
                 rows = pl.concat([empty_frame(table), pl.read_delta(uri)], how="diagonal_relaxed")
                 self._write(table, rows, mode="overwrite", schema_mode="overwrite")
-            if self.is_local and not self.schema_file(table).exists():
+        self._write_schema_files()
+        return created
+
+    def _write_schema_files(self) -> None:
+        for table in TABLES if self.is_local else ():
+            if not self.schema_file(table).exists():
                 self.schema_file(table).parent.mkdir(parents=True, exist_ok=True)
                 tmp = self.schema_file(table).with_suffix(f".{secrets.token_hex(4)}.tmp")
                 empty_frame(table).write_parquet(tmp)
                 os.replace(tmp, self.schema_file(table))
-        return created
 
     # ---- reading --------------------------------------------------------------------------
     def read(self, table: str, version: int | None = None) -> pl.LazyFrame:
-        return pl.scan_delta(self.table_uri(table), version=version)
+        """The table's rows at ``version`` (default: the current one)."""
+        if not self.is_local:
+            return pl.scan_delta(self.table_uri(table), version=version)
+        # Locally, its files as plain Parquet (scorelake writes neither deletion vectors nor
+        # partitions): Polars' Delta reader would import pyarrow, 50 ms on every command.
+        files = self.files(table, version)
+        return pl.scan_parquet(files) if files else empty_frame(table).lazy()
 
     def committed_runs(self) -> pl.DataFrame:
         """Each run's committed row (should two writers have committed one run at once: the newer)."""
@@ -206,15 +245,13 @@ class Warehouse:
             runs.select("run_id", "generation").lazy(), on=["run_id", "generation"], how="semi")
 
     def files(self, table: str, version: int | None = None) -> list[str]:
-        from deltalake import DeltaTable
-
-        return DeltaTable(self.table_uri(table), version=version).file_uris()
+        return self.delta_table(table, version).file_uris()
 
     # ---- writing -------------------------------------------------------------------------
     def _write(self, table: str, df: pl.DataFrame, **options) -> None:
         from deltalake import write_deltalake
 
-        write_deltalake(self.table_uri(table), conform(table, df), **options)
+        write_deltalake(self.delta_table(table), conform(table, df), **options)
 
     def append(self, table: str, df: pl.DataFrame) -> None:
         if not df.is_empty():
@@ -225,9 +262,7 @@ class Warehouse:
         _retrying(lambda: self._write(table, df, mode="overwrite"))
 
     def delete(self, table: str, predicate: str) -> None:
-        from deltalake import DeltaTable
-
-        _retrying(lambda: DeltaTable(self.table_uri(table)).delete(predicate))
+        _retrying(lambda: self.delta_table(table).delete(predicate))
 
     def commit_runs(self, runs: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> None:
         """Commit a batch of ingested runs: their rows of ``RUN_TABLES`` (of the generations in
@@ -263,12 +298,10 @@ class Warehouse:
     def compact(self) -> None:
         """Drop dead generations, bin-pack each table's small files (Delta optimize), then remove
         the files no version of the last ``HISTORY_DAYS`` days reads (vacuum) and checkpoint the log."""
-        from deltalake import DeltaTable
-
         self.drop_dead_generations()
         for table in TABLES:
-            _retrying(lambda: DeltaTable(self.table_uri(table)).optimize.compact())
-            dt = DeltaTable(self.table_uri(table))
+            _retrying(lambda: self.delta_table(table).optimize.compact())
+            dt = self.delta_table(table)
             dt.vacuum(dry_run=False)
             dt.create_checkpoint()
             dt.cleanup_metadata()
@@ -285,7 +318,7 @@ class Warehouse:
         """End a write step: a row in ``commits`` naming what it did and the version of every table."""
         from deltalake import CommitProperties, DeltaTable, write_deltalake
 
-        versions = {t: DeltaTable(self.table_uri(t)).version() for t in TABLES if t != "commits"}
+        versions = {t: self.delta_table(t).version() for t in TABLES if t != "commits"}
         row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
                "table_versions": json.dumps(versions, sort_keys=True)}
         write_deltalake(self.table_uri("commits"), conform("commits", pl.DataFrame([row])), mode="append",
@@ -294,9 +327,7 @@ class Warehouse:
 
     def log(self) -> list[Commit]:
         """Every recorded write step, oldest first; its version is the ``commits`` table's."""
-        from deltalake import DeltaTable
-
-        entries = [h for h in DeltaTable(self.table_uri("commits")).history() if "scorelake.operation" in h]
+        entries = [h for h in self.delta_table("commits").history() if "scorelake.operation" in h]
         return sorted((Commit(h["version"], datetime.fromtimestamp(h["timestamp"] / 1000, UTC),
                               h["scorelake.operation"], h["scorelake.detail"],
                               json.loads(h["scorelake.table_versions"])) for h in entries),
@@ -324,9 +355,9 @@ class Warehouse:
         return before[-1]
 
     # ---- DuckDB views ----------------------------------------------------------------------
-    def view_sql(self, bindings: dict[str, str]) -> list[tuple[str, str]]:
+    def view_sql(self) -> list[tuple[str, str]]:
         """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file, its
-        ``{{ table }}`` placeholders replaced by ``bindings`` (a relation per table).
+        ``{{ table }}`` placeholders naming the relation ``delta_<table>`` (see ``table_views``).
 
         Views are ordered so that each comes after the views its body names.
         """
@@ -334,7 +365,8 @@ class Warehouse:
         bodies = {}
         for layer in SQL_LAYERS:
             for path in sorted((SQL_DIR / layer).glob("*.sql")):
-                bodies[path.stem] = re.sub(r";\s*$", "", path.read_text().strip())
+                body = re.sub(r";\s*$", "", path.read_text().strip())
+                bodies[path.stem] = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: f"delta_{m.group(1)}", body)
         words = {name: set(re.findall(r"\w+", body)) for name, body in bodies.items()}
         names = {name: [other for other in bodies if other != name and other in words[name]] for name in bodies}
         done: set[str] = set()
@@ -347,49 +379,57 @@ class Warehouse:
             for other in names[name]:
                 add(other, trail + (name,))
             done.add(name)
-            body = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: bindings[m.group(1)], bodies[name])
-            statements.append((name, f"CREATE OR REPLACE VIEW {name} AS\n{body}"))
+            statements.append((name, f"CREATE OR REPLACE VIEW {name} AS\n{bodies[name]}"))
 
         for name in bodies:
             add(name)
         return statements
 
-    def file_bindings(self, versions: dict[str, int] | None = None) -> dict[str, str]:
-        """Each table as a ``read_parquet`` of its files at a version (default: the current one),
-        after its schema file: readable by any DuckDB client, no Delta reader needed."""
-        bindings = {}
+    def table_views(self, versions: dict[str, int] | None = None) -> list[tuple[str, str]]:
+        """(name, statement): a view ``delta_<table>`` per table reading its files at a version
+        (default: the current one), or its schema file while it has none: plain Parquet, so any
+        DuckDB client reads the view database, no Delta reader needed. (Not the schema file
+        beside the files: files of two writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
+        statements = []
         for table in TABLES:
-            files = [self.schema_file(table).as_posix(), *self.files(table, (versions or {}).get(table))]
-            bindings[table] = f"read_parquet([{', '.join(sql_literal(f) for f in files)}])"
-        return bindings
+            files = self.files(table, (versions or {}).get(table)) or [self.schema_file(table).as_posix()]
+            statements.append((f"delta_{table}", f"CREATE OR REPLACE VIEW delta_{table} AS SELECT * FROM "
+                                                 f"read_parquet([{', '.join(sql_literal(f) for f in files)}])"))
+        return statements
 
     def build_views(self) -> None:
-        """(Re)create the view database beside the old one and rename it into place (local only:
-        on object storage each command binds the views in memory, see ``connect``).
+        """Write the view database beside the old one and rename it into place (local only: on
+        object storage each command binds the views in memory, see ``connect``).
 
-        The views name the current files of each table, so a write rebuilds them; skipped when the
-        statements are those the database was built from. Readers holding the old file keep
-        reading it (its files stay until vacuum, 90 days on); a rename never waits for their locks.
+        Only the ``delta_<table>`` views name files, so when the other views are those the old
+        database holds, a copy of it gets new ``delta_<table>`` views (binding every view anew
+        costs 0.1 s), and nothing is written when those name the same files either. Readers
+        holding the old file keep reading it (its files stay until vacuum, 90 days on); a rename
+        never waits for their locks.
         """
         if not self.is_local:
             return
-        self.init()
-        statements = self.view_sql(self.file_bindings())
-        stamp = hashlib.sha256(repr(statements).encode()).hexdigest()
+        self._write_schema_files()
+        views, tables = self.view_sql(), self.table_views()
+        stamps = [hashlib.sha256(repr(part).encode()).hexdigest() for part in (views, tables)]
         stamp_file = self.root / ".views.sha256"
-        if self.db_path.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+        built = stamp_file.read_text().split() if self.db_path.exists() and stamp_file.exists() else []
+        if built == stamps:
             return
+        same_views = built[:1] == stamps[:1]
         tmp = self.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
         try:
+            if same_views:
+                shutil.copyfile(self.db_path, tmp)
             with duckdb.connect(str(tmp)) as con:
-                for _, statement in statements:
+                for _, statement in tables if same_views else tables + views:
                     con.execute(statement)
                 # the files a reader may open, and nothing else (see connect)
-                con.execute(f"CREATE TABLE {FILES_TABLE} AS SELECT unnest($files) AS path",
-                            {"files": _files_of(statements)})
+                con.execute(f"CREATE OR REPLACE TABLE {FILES_TABLE} AS SELECT unnest($files) AS path",
+                            {"files": _files_of(tables)})
                 con.execute("CHECKPOINT")
             os.replace(tmp, self.db_path)
-            stamp_file.write_text(stamp)
+            stamp_file.write_text(" ".join(stamps))
         finally:
             tmp.unlink(missing_ok=True)
             Path(f"{tmp}.wal").unlink(missing_ok=True)
@@ -447,7 +487,6 @@ class Warehouse:
         """The table at ``version`` as an Arrow dataset, strings read as string views: the type of
         the constants DuckDB pushes into its filters (plain strings would fail to compare)."""
         import pyarrow as pa
-        from deltalake import DeltaTable
 
         def as_view(dtype):
             if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
@@ -456,7 +495,7 @@ class Warehouse:
                 return pa.list_(as_view(dtype.value_type))
             return dtype
 
-        dt = DeltaTable(self.table_uri(table), version=version)
+        dt = self.delta_table(table, version)
         schema = pa.schema([f.with_type(as_view(f.type)) for f in pa.schema(dt.schema().to_arrow())])
         return dt.to_pyarrow_dataset(schema=schema)
 
@@ -465,14 +504,10 @@ class Warehouse:
         commit = self.as_of(as_of) if as_of else None
         versions = {**commit.table_versions, "commits": commit.version} if commit else {}
         con = duckdb.connect()
-        if self.is_local:
-            bindings = self.file_bindings(versions)
-        else:  # DuckDB reads object storage only through an extension: hand it Arrow datasets
-            bindings = {}
-            for table in TABLES:
-                con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
-                bindings[table] = f"delta_{table}"
-        statements = self.view_sql(bindings)
-        for _, statement in statements:
+        tables = self.table_views(versions) if self.is_local else []
+        for table in TABLES if not self.is_local else ():
+            # DuckDB reads object storage only through an extension: hand it Arrow datasets
+            con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
+        for _, statement in tables + self.view_sql():
             con.execute(statement)
-        return con, _files_of(statements)
+        return con, _files_of(tables)
