@@ -535,7 +535,6 @@ def convert_if_former(wh: Warehouse) -> None:
         with wh.writer_lock():
             if wh.legacy_tables() is not None:  # not converted by another command meanwhile
                 kept = convert(wh)
-                wh.init()
                 wh.build_views()
                 err().print(f"{wh.location}: converted to Delta tables ({wh.committed_runs().height} runs); the "
                             f"former files are in {kept}: remove them once you no longer need them", highlight=False)

@@ -161,8 +161,8 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
         calls = [(wh.location, p.name, p.spec_json(), run_ids) for p in policies]
         scored = dict(fanout.run(rescore_policy_job, calls))
         for policy in policies:
-            save_policy(wh, policy)
-            wh.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
+            if save_policy(wh, policy) or scored[policy.name]:  # a step the log shows: something changed
+                wh.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
         wh.compact_if_fragmented()
         wh.build_views()
     return {"warehouse": wh.location, "scored": scored}

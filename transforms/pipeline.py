@@ -89,14 +89,16 @@ def check_policy(wh: Warehouse, policy: Policy) -> None:
             raise ValueError(f"policy '{policy.name}' has the same settings as stored policy '{existing.name}'")
 
 
-def save_policy(wh: Warehouse, policy: Policy) -> None:
-    """Store a policy. Scores are visible only for stored policies, so storing one after its
-    scores are written makes a new policy appear whole or not at all."""
+def save_policy(wh: Warehouse, policy: Policy) -> bool:
+    """Store a policy; False if it was stored already. Scores are visible only for stored policies,
+    so storing one after its scores are written makes a new policy appear whole or not at all."""
     check_policy(wh, policy)
-    if wh.read("policies").filter(pl.col("policy_id") == policy.id).select(pl.len()).collect().item() == 0:
-        row = {"policy_id": policy.id, "name": policy.name, "spec_json": policy.spec_json(),
-               "created_at": datetime.now(UTC)}
-        wh.append("policies", frame("policies", [row]))
+    if wh.read("policies").filter(pl.col("policy_id") == policy.id).select(pl.len()).collect().item():
+        return False
+    row = {"policy_id": policy.id, "name": policy.name, "spec_json": policy.spec_json(),
+           "created_at": datetime.now(UTC)}
+    wh.append("policies", frame("policies", [row]))
+    return True
 
 
 def find_policy(wh: Warehouse, name: str) -> Policy:

@@ -24,6 +24,7 @@ import fcntl
 import hashlib
 import json
 import os
+import random
 import re
 import secrets
 import shutil
@@ -54,7 +55,7 @@ TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} 
                 "delta.logRetentionDuration": f"interval {HISTORY_DAYS} days"}
 # An uncommitted generation older than this is a killed writer's; younger, maybe another's in flight.
 ABANDONED_AFTER = timedelta(days=1)
-COMMIT_RETRIES = 5
+COMMIT_RETRIES = 10
 FILES_TABLE = "scorelake_files"  # in the view database: the files its views read
 
 
@@ -82,8 +83,9 @@ def is_in(column: str, values: Iterable[str]) -> str:
 
 
 def _retrying(commit):
-    """``commit()``, run again on a fresh read of the table when another writer's commit (on object
-    storage, where writers do not wait for each other) touched what it read."""
+    """``commit()``, run again on a fresh read of the table when it failed to land because another
+    writer's commit (on object storage, where writers do not wait for each other) touched what it
+    read or took the next version past delta-rs's own retries."""
     from deltalake.exceptions import CommitFailedError
 
     for attempt in range(COMMIT_RETRIES):
@@ -92,7 +94,8 @@ def _retrying(commit):
         except CommitFailedError:
             if attempt == COMMIT_RETRIES - 1:
                 raise
-            time.sleep(0.05 * 2 ** attempt)
+            # backing off at random, so writers that collided do not collide again in step
+            time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** attempt)))
 
 
 def delta_schema(table: str):
@@ -254,8 +257,8 @@ class Warehouse:
         write_deltalake(self.delta_table(table), conform(table, df), **options)
 
     def append(self, table: str, df: pl.DataFrame) -> None:
-        if not df.is_empty():
-            self._write(table, df, mode="append")
+        if not df.is_empty():  # a commit that failed did not land, so writing again adds no duplicate
+            _retrying(lambda: self._write(table, df, mode="append"))
 
     def replace(self, table: str, df: pl.DataFrame) -> None:
         """The whole table replaced by ``df``, in one commit."""
@@ -316,14 +319,14 @@ class Warehouse:
     # ---- the commit log ---------------------------------------------------------------------
     def record(self, operation: str, detail: str) -> None:
         """End a write step: a row in ``commits`` naming what it did and the version of every table."""
-        from deltalake import CommitProperties, DeltaTable, write_deltalake
+        from deltalake import CommitProperties, write_deltalake
 
         versions = {t: self.delta_table(t).version() for t in TABLES if t != "commits"}
         row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
                "table_versions": json.dumps(versions, sort_keys=True)}
-        write_deltalake(self.table_uri("commits"), conform("commits", pl.DataFrame([row])), mode="append",
-                        commit_properties=CommitProperties(custom_metadata={
-                            f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"}))
+        metadata = CommitProperties(custom_metadata={f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"})
+        _retrying(lambda: write_deltalake(self.delta_table("commits"), conform("commits", pl.DataFrame([row])),
+                                          mode="append", commit_properties=metadata))
 
     def log(self) -> list[Commit]:
         """Every recorded write step, oldest first; its version is the ``commits`` table's."""
