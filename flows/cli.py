@@ -336,7 +336,7 @@ def rescore(
     prefect: PrefectOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Re-score stored runs under a policy from the Parquet tables alone (in-process, or a Prefect
+    """Re-score stored runs under a policy from the tables alone (in-process, or a Prefect
     flow run when an API is configured or with --prefect)."""
     from transforms.pipeline import check_policy, find_policy
     from transforms.policy import Policy
@@ -509,9 +509,9 @@ def check(warehouse: WarehouseOpt = None) -> None:
 
 @app.command()
 def compact(warehouse: WarehouseOpt = None) -> None:
-    """Compact every table (Delta optimize: small files bin-packed), drop rows no version shows, and
-    vacuum files older than 90 days of history (ingest and rescore compact on their own once the
-    files pile up)."""
+    """Compact every table: rows of replaced ingests dropped, small files bin-packed (Delta
+    optimize), files older than 90 days of history vacuumed (ingest and rescore do it on their own
+    once the files pile up)."""
     from transforms.pipeline import prepare_for_writing
 
     wh = open_for_writing(warehouse)
