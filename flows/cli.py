@@ -90,12 +90,13 @@ def interval(low: float | None, high: float | None) -> str:
 
 
 def open_warehouse(warehouse: str | None, as_of: str | None = None) -> Warehouse:
-    """The warehouse, or a clear error; ``as_of`` checked to name a version it has."""
+    """The warehouse, or a clear error; ``as_of`` checked to name a version it can still read."""
     wh = Warehouse(warehouse)
     try:
         wh.require()
         if as_of is not None:
-            wh.as_of(as_of)
+            with wh.connect(as_of):  # the version exists and its files are still there
+                pass
     except FileNotFoundError as exc:
         fail(str(exc))
     except (KeyError, ValueError) as exc:

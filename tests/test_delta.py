@@ -102,6 +102,14 @@ def test_as_of_answers_as_the_warehouse_stood_then(runs_copy, tmp_path):
         result = runner.invoke(app, ["rates", "-w", wh, "--as-of", bad])
         assert result.exit_code == 2 and message in result.stderr, result.output
 
+    # A version whose files a vacuum removed (here with no retention at all) is refused, clearly.
+    from deltalake import DeltaTable
+
+    DeltaTable(f"{wh}/scenarios").vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    result = runner.invoke(app, ["summary", MIXED, "-w", wh, "--as-of", first])
+    assert result.exit_code == 2 and f"warehouse version {first} is no longer readable" in result.stderr
+    assert ok("summary", MIXED, "-w", wh) != reported["summary"]  # today's still answers
+
 
 # ---- conversion of the former table format -------------------------------------------------------
 

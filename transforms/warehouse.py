@@ -504,13 +504,22 @@ class Warehouse:
 
     def _bound_in_memory(self, as_of: str | None) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
         """An in-memory database with the views over each table at ``as_of``, and the local files they read."""
+        from deltalake.exceptions import DeltaError
+
         commit = self.as_of(as_of) if as_of else None
         versions = {**commit.table_versions, "commits": commit.version} if commit else {}
         con = duckdb.connect()
-        tables = self.table_views(versions) if self.is_local else []
-        for table in TABLES if not self.is_local else ():
-            # DuckDB reads object storage only through an extension: hand it Arrow datasets
-            con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
-        for _, statement in tables + self.view_sql():
-            con.execute(statement)
+        try:
+            tables = self.table_views(versions) if self.is_local else []
+            for table in TABLES if not self.is_local else ():
+                # DuckDB reads object storage only through an extension: hand it Arrow datasets
+                con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
+            for _, statement in tables + self.view_sql():
+                con.execute(statement)
+        except (DeltaError, OSError, duckdb.IOException) as exc:
+            con.close()
+            if commit is None:
+                raise
+            raise KeyError(f"warehouse version {commit.version} is no longer readable: compaction has vacuumed "
+                           f"its files (history is kept {HISTORY_DAYS} days) [{str(exc).splitlines()[0]}]") from exc
         return con, _files_of(tables)
