@@ -1,7 +1,7 @@
 """scorelake against the upstream runner's own output, scenario by scenario and byte for byte.
 
 Every session of ../shared/conformance/runs is ingested once by the real Prefect ingest flow;
-policy-variant sessions are reproduced by re-scoring the baseline session from Parquet alone.
+policy-variant sessions are reproduced by re-scoring the baseline session from the stored tables alone.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ingest flow end to end: real Prefect, real Parquet, real DuckDB, then questions through the views."""
+"""The ingest flow end to end: real Prefect, real Delta tables, real DuckDB, then questions through the views."""
 
 from __future__ import annotations
 
