@@ -193,13 +193,12 @@ class Warehouse:
     def schema_file(self, table: str) -> Path:
         return self.root / ".schemas" / f"{table}.parquet"
 
-    def init(self) -> list[str]:
-        """Create the tables this warehouse lacks; returns their names. A table whose declared
-        schema changed (a newer scorelake) is rewritten to it in one commit, new columns NULL."""
+    def init(self) -> None:
+        """Create the tables this warehouse lacks. A table whose declared schema changed (a newer
+        scorelake) is rewritten to it in one commit, new columns NULL."""
         from deltalake import DeltaTable
         from deltalake.exceptions import DeltaError, TableNotFoundError
 
-        created = []
         for table in TABLES:
             uri, declared = self.table_uri(table), delta_schema(table)
             try:
@@ -207,7 +206,6 @@ class Warehouse:
             except TableNotFoundError:
                 try:
                     DeltaTable.create(uri, declared, configuration=TABLE_CONFIG)
-                    created.append(table)
                 except DeltaError:  # created by another writer on object storage just now
                     if not DeltaTable.is_deltatable(uri):
                         raise
@@ -216,15 +214,15 @@ class Warehouse:
                 rows = pl.concat([empty_frame(table), pl.read_delta(uri)], how="diagonal_relaxed")
                 self._write(table, rows, mode="overwrite", schema_mode="overwrite")
         self._write_schema_files()
-        return created
 
     def _write_schema_files(self) -> None:
         for table in TABLES if self.is_local else ():
-            if not self.schema_file(table).exists():
-                self.schema_file(table).parent.mkdir(parents=True, exist_ok=True)
-                tmp = self.schema_file(table).with_suffix(f".{secrets.token_hex(4)}.tmp")
+            path = self.schema_file(table)
+            if not path.exists() or pl.read_parquet_schema(path) != empty_frame(table).schema:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
                 empty_frame(table).write_parquet(tmp)
-                os.replace(tmp, self.schema_file(table))
+                os.replace(tmp, path)
 
     # ---- reading --------------------------------------------------------------------------
     def read(self, table: str, version: int | None = None) -> pl.LazyFrame:
@@ -412,7 +410,6 @@ class Warehouse:
         """
         if not self.is_local:
             return
-        self._write_schema_files()
         views, tables = self.view_sql(), self.table_views()
         stamps = [hashlib.sha256(repr(part).encode()).hexdigest() for part in (views, tables)]
         stamp_file = self.root / ".views.sha256"
