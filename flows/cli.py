@@ -145,6 +145,7 @@ def ingest(
             fail(f"{path}: no such file or directory", 2)
     if dask_address:
         task_runner = "dask"
+    convert_if_former(Warehouse(warehouse))  # here, to say where the former files went
     orchestration = orchestrate(prefect, task_runner, verbose)
     args = dict(runs_dirs=[str(p) for p in runs_dirs] if runs_dirs else None,
                 warehouse=warehouse, force=force, progress=sys.stderr.isatty(),
