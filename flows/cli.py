@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from contextlib import ExitStack, contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Iterator, Optional
 
 import polars as pl
 import typer
@@ -89,19 +90,37 @@ def interval(low: float | None, high: float | None) -> str:
     return "" if low is None else f"{low * 100:.1f}-{high * 100:.1f}"
 
 
-def open_warehouse(warehouse: str | None, as_of: str | None = None) -> Warehouse:
-    """The warehouse, or a clear error; ``as_of`` checked to name a version it can still read."""
+def open_warehouse(warehouse: str | None) -> Warehouse:
+    """The warehouse, or a clear error."""
     wh = Warehouse(warehouse)
     try:
         wh.require()
-        if as_of is not None:
-            with wh.connect(as_of):  # the version exists and its files are still there
-                pass
     except FileNotFoundError as exc:
         fail(str(exc))
-    except (KeyError, ValueError) as exc:
-        fail(str(exc.args[0]), 2)
     return wh
+
+
+@contextmanager
+def connected(warehouse: str | None, as_of: str | None = None) -> Iterator[tuple[Warehouse, object]]:
+    """The warehouse and one connection to its views as of ``as_of``; a clear error when the
+    warehouse, or a version it can still read, is not there."""
+    wh = open_warehouse(warehouse)
+    with ExitStack() as stack:
+        try:
+            con = stack.enter_context(wh.connect(as_of))
+        except (KeyError, ValueError) as exc:
+            fail(str(exc.args[0]), 2)
+        yield wh, con
+
+
+@contextmanager
+def scored(warehouse: str | None, policy: str, as_of: str | None = None) -> Iterator[tuple[Warehouse, object, str]]:
+    """``connected``, with the id of the stored policy named ``policy`` (a name or an id)."""
+    with connected(warehouse, as_of) as (wh, con):
+        found = wh.query(con, "policy", policy=policy)
+        if found.is_empty():
+            fail(f"no stored policy named '{policy}'", 2)
+        yield wh, con, found["policy_id"][0]
 
 
 def open_for_writing(warehouse: str | None) -> Warehouse:
@@ -190,8 +209,7 @@ def sql(
     """Run a read-only SQL query against the warehouse's DuckDB views."""
     import duckdb
 
-    wh = open_warehouse(warehouse, as_of)
-    with wh.connect(as_of) as con:
+    with connected(warehouse, as_of) as (_, con):
         try:
             relation = con.sql(query)
             if relation is None:
@@ -202,22 +220,11 @@ def sql(
     emit(df, fmt, wide)
 
 
-def open_scored(warehouse: str | None, policy: str, as_of: str | None = None) -> tuple[Warehouse, str]:
-    """The warehouse and the id of the stored policy named ``policy`` (a name or an id)."""
-    wh = open_warehouse(warehouse, as_of)
-    with wh.connect(as_of) as con:
-        found = wh.query(con, "policy", policy=policy)
-    if found.is_empty():
-        fail(f"no stored policy named '{policy}'", 2)
-    return wh, found["policy_id"][0]
-
-
 def scored_rows(warehouse: str | None, policy: str, query: str, missing: str | None, as_of: str | None = None,
                 **params) -> pl.DataFrame:
     """``sql/queries/<query>.sql`` under the stored policy ``policy``; an error saying ``missing``
     when it has no rows (None: no rows is an answer)."""
-    wh, policy_id = open_scored(warehouse, policy, as_of)
-    with wh.connect(as_of) as con:
+    with scored(warehouse, policy, as_of) as (wh, con, policy_id):
         df = wh.query(con, query, policy_id=policy_id, **params)
     if missing and df.is_empty():
         fail(missing.replace("{root}", wh.location), 2)
@@ -292,8 +299,7 @@ def summary(
     """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
     from transforms.summary import render_summary
 
-    wh, policy_id = open_scored(warehouse, policy, as_of)
-    with wh.connect(as_of) as con:
+    with scored(warehouse, policy, as_of) as (wh, con, policy_id):
         info = require_run(wh, con, run)
         rows = wh.query(con, "summary_scenarios", run_id=run, policy_id=policy_id).to_dicts()
     if info["status"] == "quarantined":
@@ -398,8 +404,7 @@ def compare_runs(
     """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
     from transforms.compare import delta_text
 
-    wh, policy_id = open_scored(warehouse, policy, as_of)
-    with wh.connect(as_of) as con:
+    with scored(warehouse, policy, as_of) as (wh, con, policy_id):
         for run in (run_a, run_b):
             require_run(wh, con, run)
         c = _comparison(wh, con, run_a, run_b, policy_id)
@@ -478,8 +483,7 @@ def report(
     """Write a self-contained HTML report: rates across runs, latest vs previous run, stalled scenarios."""
     from transforms.report import render_report
 
-    wh, policy_id = open_scored(warehouse, policy)
-    with wh.connect() as con:
+    with scored(warehouse, policy) as (wh, con, policy_id):
         runs = wh.query(con, "report_runs", policy_id=policy_id)
         if runs.is_empty():
             fail(f"no runs scored under policy '{policy}'", 2)
@@ -583,8 +587,7 @@ POLICY_FIELDS = {"judge_threshold": "threshold", "min_agent_turns": "min turns",
 @app.command()
 def policies(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: WideOpt = False) -> None:
     """List stored scoring policies."""
-    wh = open_warehouse(warehouse)
-    with wh.connect() as con:
+    with connected(warehouse) as (wh, con):
         stored = wh.query(con, "policies")
     specs = [json.loads(spec) for spec in stored["spec_json"]]
     df = pl.DataFrame([{"policy_id": pid, **spec, "whitelists": json.dumps(spec["whitelists"], sort_keys=True)}

@@ -59,11 +59,6 @@ COMMIT_RETRIES = 10
 FILES_TABLE = "scorelake_files"  # in the view database: the files its views read
 
 
-def _files_of(statements: list[tuple[str, str]]) -> list[str]:
-    """The local files the view statements read."""
-    return sorted({m for _, sql in statements for m in re.findall(r"'([^']+\.parquet)'", sql)})
-
-
 def default_location() -> str:
     return os.environ.get("SCORELAKE_WAREHOUSE") or str(DEFAULT_WAREHOUSE)
 
@@ -228,7 +223,7 @@ class Warehouse:
     def read(self, table: str, version: int | None = None) -> pl.LazyFrame:
         """The table's rows at ``version`` (default: the current one)."""
         if not self.is_local:
-            return pl.scan_delta(self.table_uri(table), version=version)
+            return pl.scan_delta(self.delta_table(table, version))
         # Locally, its files as plain Parquet (scorelake writes neither deletion vectors nor
         # partitions): Polars' Delta reader would import pyarrow, 50 ms on every command.
         files = self.files(table, version)
@@ -317,14 +312,13 @@ class Warehouse:
     # ---- the commit log ---------------------------------------------------------------------
     def record(self, operation: str, detail: str) -> None:
         """End a write step: a row in ``commits`` naming what it did and the version of every table."""
-        from deltalake import CommitProperties, write_deltalake
+        from deltalake import CommitProperties
 
         versions = {t: self.delta_table(t).version() for t in TABLES if t != "commits"}
         row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
                "table_versions": json.dumps(versions, sort_keys=True)}
         metadata = CommitProperties(custom_metadata={f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"})
-        _retrying(lambda: write_deltalake(self.delta_table("commits"), conform("commits", pl.DataFrame([row])),
-                                          mode="append", commit_properties=metadata))
+        _retrying(lambda: self._write("commits", pl.DataFrame([row]), mode="append", commit_properties=metadata))
 
     def log(self) -> list[Commit]:
         """Every recorded write step, oldest first; its version is the ``commits`` table's."""
@@ -386,17 +380,20 @@ class Warehouse:
             add(name)
         return statements
 
-    def table_views(self, versions: dict[str, int] | None = None) -> list[tuple[str, str]]:
-        """(name, statement): a view ``delta_<table>`` per table reading its files at a version
-        (default: the current one), or its schema file while it has none: plain Parquet, so any
-        DuckDB client reads the view database, no Delta reader needed. (Not the schema file
-        beside the files: files of two writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
-        statements = []
-        for table in TABLES:
-            files = self.files(table, (versions or {}).get(table)) or [self.schema_file(table).as_posix()]
-            statements.append((f"delta_{table}", f"CREATE OR REPLACE VIEW delta_{table} AS SELECT * FROM "
-                                                 f"read_parquet([{', '.join(sql_literal(f) for f in files)}])"))
-        return statements
+    def view_files(self, versions: dict[str, int] | None = None) -> dict[str, list[str]]:
+        """Per table, the files its view reads: its files at a version (default: the current one),
+        or its schema file while it has none. (Not the schema file beside the files: files of two
+        writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
+        return {table: self.files(table, (versions or {}).get(table)) or [self.schema_file(table).as_posix()]
+                for table in TABLES}
+
+    @staticmethod
+    def table_views(files: dict[str, list[str]]) -> list[tuple[str, str]]:
+        """(name, statement): a view ``delta_<table>`` per table over ``files``: plain Parquet, so
+        any DuckDB client reads the view database, no Delta reader needed."""
+        return [(f"delta_{table}", f"CREATE OR REPLACE VIEW delta_{table} AS SELECT * FROM "
+                                   f"read_parquet([{', '.join(sql_literal(f) for f in paths)}])")
+                for table, paths in files.items()]
 
     def build_views(self) -> None:
         """Write the view database beside the old one and rename it into place (local only: on
@@ -410,7 +407,8 @@ class Warehouse:
         """
         if not self.is_local:
             return
-        views, tables = self.view_sql(), self.table_views()
+        files = self.view_files()
+        views, tables = self.view_sql(), self.table_views(files)
         stamps = [hashlib.sha256(repr(part).encode()).hexdigest() for part in (views, tables)]
         stamp_file = self.root / ".views.sha256"
         built = stamp_file.read_text().split() if self.db_path.exists() and stamp_file.exists() else []
@@ -426,7 +424,7 @@ class Warehouse:
                     con.execute(statement)
                 # the files a reader may open, and nothing else (see connect)
                 con.execute(f"CREATE OR REPLACE TABLE {FILES_TABLE} AS SELECT unnest($files) AS path",
-                            {"files": _files_of(tables)})
+                            {"files": sorted(f for paths in files.values() for f in paths)})
                 con.execute("CHECKPOINT")
             os.replace(tmp, self.db_path)
             stamp_file.write_text(" ".join(stamps))
@@ -507,7 +505,8 @@ class Warehouse:
         versions = {**commit.table_versions, "commits": commit.version} if commit else {}
         con = duckdb.connect()
         try:
-            tables = self.table_views(versions) if self.is_local else []
+            files = self.view_files(versions) if self.is_local else {}
+            tables = self.table_views(files)
             for table in TABLES if not self.is_local else ():
                 # DuckDB reads object storage only through an extension: hand it Arrow datasets
                 con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
@@ -519,4 +518,4 @@ class Warehouse:
                 raise
             raise KeyError(f"warehouse version {commit.version} is no longer readable: compaction has vacuumed "
                            f"its files (history is kept {HISTORY_DAYS} days) [{str(exc).splitlines()[0]}]") from exc
-        return con, _files_of(tables)
+        return con, sorted(f for paths in files.values() for f in paths)
