@@ -85,7 +85,7 @@ SEQUENTIAL = """
 """
 
 INGEST = SEQUENTIAL + """
-    from flows.flow_bodies import ingest
+    from scorelake.flows.flow_bodies import ingest
     start = time.perf_counter()
     report = ingest(Sequential(), runs_dirs=[{store!r}], warehouse={warehouse!r})
     result["ingested"] = len(report["ingested"])
@@ -93,8 +93,8 @@ INGEST = SEQUENTIAL + """
 """
 
 RESCORE = SEQUENTIAL + """
-    from flows.flow_bodies import rescore_policies
-    from transforms.policy import Policy
+    from scorelake.flows.flow_bodies import rescore_policies
+    from scorelake.transforms.scoring import Policy
     start = time.perf_counter()
     policy = Policy(name="bench-{tag}", judge_threshold={threshold}, min_agent_turns=5, strict_match=True)
     report = rescore_policies(Sequential(), warehouse={warehouse!r}, policy_specs=[policy.spec_json()])
@@ -157,8 +157,8 @@ QUERIES = """
 # The view database: views over each table's current files (what a local warehouse's commands use).
 VIEW_DATABASE = "con = duckdb.connect({db!r}, read_only=True)"
 # The same views bound to deltalake's Arrow datasets of the current versions (object storage, --as-of).
-ARROW_DATASETS = """from transforms.warehouse import TABLES, Warehouse
-    wh = Warehouse({warehouse!r})
+ARROW_DATASETS = """from scorelake.transforms.warehouse import TABLES, Store
+    wh = Store({warehouse!r})
     con = duckdb.connect()
     for table in TABLES:
         con.register("delta_" + table, wh._arrow_dataset(table, None))
@@ -166,9 +166,9 @@ ARROW_DATASETS = """from transforms.warehouse import TABLES, Warehouse
         con.execute(statement)"""
 
 COMPACT = """
-    from transforms.warehouse import Warehouse
+    from scorelake.transforms.warehouse import Store
     start = time.perf_counter()
-    Warehouse({warehouse!r}).compact()
+    Store({warehouse!r}).compact()
 """
 
 REPLICATE = """
@@ -176,8 +176,8 @@ REPLICATE = """
     # table rewritten whole (one commit), then compacted, the state a large warehouse settles in.
     import math
     import polars as pl
-    from transforms.warehouse import RUN_TABLES, Warehouse
-    wh = Warehouse({warehouse!r})
+    from scorelake.transforms.warehouse import RUN_TABLES, Store
+    wh = Store({warehouse!r})
     copies = math.ceil({rows} / wh.committed_runs()["n_scenarios"].sum())
     for table in ("runs", *RUN_TABLES):
         rows = wh.read(table).collect()

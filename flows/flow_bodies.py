@@ -11,6 +11,7 @@ not per session).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
@@ -19,8 +20,8 @@ from typing import Callable, Iterator, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from transforms.discover import Session, discover_sessions
-from transforms.pipeline import (
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.pipeline import (
     IngestedRun,
     check_policy,
     commit_ingested,
@@ -32,10 +33,11 @@ from transforms.pipeline import (
     save_policy,
     stored_policies,
 )
-from transforms.policy import Policy
-from transforms.warehouse import DEFAULT_WAREHOUSE, Warehouse
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.sources import Session, discover_sessions
+from scorelake.transforms.warehouse import Store
 
-DEFAULT_RUNS = DEFAULT_WAREHOUSE.parent / "runs"
+DEFAULT_RUNS = "data/runs"  # under the current directory
 # Ingest tasks only read; re-score writes are idempotent (appends of rows no view shows until the
 # policy is stored), so a retry after a transient I/O error is safe.
 TASK_RETRIES = 2
@@ -54,7 +56,7 @@ def ingest_session_job(run_id: str, path: str, kind: str, group: str | None, pol
 def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
                        run_ids: list[str] | None) -> tuple[str, int]:
     """Score every stored run (or ``run_ids``) under one policy: its name and the scenarios scored."""
-    return policy_name, rescore(Warehouse(warehouse), Policy.from_spec_json(policy_spec), run_ids)
+    return policy_name, rescore(Store(warehouse), Policy.from_spec_json(policy_spec), run_ids)
 
 
 # ---- fan-out ------------------------------------------------------------------------------------
@@ -83,11 +85,15 @@ class InProcess:
 
     def __init__(self, runner: str = "threads"):
         if runner not in self.RUNNERS:
-            raise ValueError(f"unknown in-process task runner '{runner}'; choose one of {', '.join(self.RUNNERS)}")
+            raise InvalidArgument(f"unknown in-process task runner '{runner}'; choose one of {', '.join(self.RUNNERS)}")
         self.runner = runner
 
     def _executor(self) -> Executor:
-        return ProcessPoolExecutor(os.cpu_count()) if self.runner == "processes" else ThreadPoolExecutor()
+        if self.runner == "threads":
+            return ThreadPoolExecutor()
+        # Not forked: a child forked from a process whose Polars / Rust thread pools are running
+        # inherits their locks held and hangs.
+        return ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("forkserver"))
 
     def run(self, job: Callable, calls: list[tuple]) -> Iterator:
         if not calls:
@@ -114,8 +120,8 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
     ``group`` names the system the runs are trials of (pass^k); by default voice-agent sessions
     share one group and each tau2 / tau-bench file is its own.
     """
-    wh = Warehouse(warehouse)
-    sessions = discover_sessions([Path(p) for p in (runs_dirs or [str(DEFAULT_RUNS)])], group)
+    wh = Store(warehouse)
+    sessions = discover_sessions([Path(p) for p in (runs_dirs or [DEFAULT_RUNS])], group)
     with wh.writer_lock():
         prepare_for_writing(wh)
         save_policy(wh, Policy())
@@ -151,7 +157,7 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
                      run_ids: list[str] | None = None) -> dict:
     """Re-score stored runs from the tables alone under the given policies (JSON specs; default: every
     stored policy). A new policy is stored once all its scores are written: it appears whole."""
-    wh = Warehouse(warehouse)
+    wh = Store(warehouse)
     wh.require()
     with wh.writer_lock():
         prepare_for_writing(wh)

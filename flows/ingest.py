@@ -15,9 +15,10 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 
-from flows import flow_bodies
-from flows.flow_bodies import RETRY_DELAY_S, TASK_RETRIES, ingest_session_job, rescore_policy_job
-from transforms.pipeline import IngestedRun
+from scorelake.flows import flow_bodies
+from scorelake.flows.flow_bodies import RETRY_DELAY_S, TASK_RETRIES, ingest_session_job, rescore_policy_job
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.pipeline import IngestedRun
 
 TASK_RUNNERS = ("threads", "processes", "dask")
 
@@ -41,7 +42,7 @@ def make_task_runner(kind: str, dask_address: str | None = None):
             return DaskTaskRunner(address=dask_address)
         return DaskTaskRunner(cluster_kwargs={"n_workers": os.cpu_count(), "threads_per_worker": 1,
                                               "processes": True, "dashboard_address": None})
-    raise ValueError(f"unknown task runner '{kind}'; choose one of {', '.join(TASK_RUNNERS)}")
+    raise InvalidArgument(f"unknown task runner '{kind}'; choose one of {', '.join(TASK_RUNNERS)}")
 
 
 # Results are not cached: the warehouse's fingerprints already skip unchanged sessions durably,

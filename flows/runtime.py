@@ -68,10 +68,15 @@ class Orchestration:
         return "ran as a Prefect flow on a temporary local server"
 
 
-def choose(asked_for_prefect: bool, task_runner: str = "threads") -> Orchestration:
-    """In-process unless an API is configured, Prefect is asked for, or the task runner needs it."""
-    url = configured_api_url()
-    return Orchestration(bool(url) or asked_for_prefect or task_runner in NEEDS_PREFECT_ENGINE, url)
+def orchestrate(prefect: bool | None, task_runner: str, verbose: bool, say) -> Orchestration:
+    """How a write runs: ``prefect`` None decides by configuration, True asks for Prefect, False
+    refuses it (a task runner that needs Prefect's engine still gets it). Prefect's settings are
+    made before it is imported; ``say`` gets a line for the user."""
+    url = configured_api_url() if prefect is not False else None
+    chosen = Orchestration(bool(url) or bool(prefect) or task_runner in NEEDS_PREFECT_ENGINE, url)
+    if chosen.prefect:
+        prepare_prefect(chosen, verbose, say)
+    return chosen
 
 
 def prepare_prefect(orchestration: Orchestration, verbose: bool, say) -> None:

@@ -77,12 +77,12 @@ def prefect_server():
 def ingested(tmp_path_factory):
     """A warehouse holding the whole conformance corpus, built by the ingest flow's body in-process
     (as a command with no Prefect API configured runs it; the Prefect path is tested on its own)."""
-    from flows.flow_bodies import InProcess, ingest
-    from transforms.warehouse import Warehouse
+    from scorelake.flows.flow_bodies import InProcess, ingest
+    from scorelake.transforms.warehouse import Store
 
     root = tmp_path_factory.mktemp("warehouse")
     result = ingest(InProcess(), runs_dirs=[str(CONFORMANCE)], warehouse=str(root))
-    return Warehouse(root), result
+    return Store(root), result
 
 
 def no_prefect_env(prefect_home: Path) -> dict:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from transforms.action_match import ActionMatchUndefined, TextFlags, compare, match_scalar
+from scorelake.transforms.scoring import ActionMatchUndefined, TextFlags, compare, match_scalar
 
 PLAIN = TextFlags()
 LOOSE = TextFlags(ignore_capitalization=True, ignore_punctuation=True, clean_text=True)

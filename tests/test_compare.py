@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from scorelake.flows.cli import app
 from tests.conftest import upstream_metrics
-from transforms.policy import Policy
-from transforms.stats import mcnemar_exact, newcombe_interval
+from scorelake.transforms.analysis import mcnemar_exact, newcombe_interval
+from scorelake.transforms.scoring import Policy
 
 runner = CliRunner()
 BASE, NO_STALL = "eval_20260904_080000", "eval_20260904_093000"

@@ -12,10 +12,10 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from scorelake.flows.cli import app
 from tests.conftest import BASELINE, CONFORMANCE, conformance_sessions, summary_rates, upstream_metrics
-from transforms.policy import Policy
-from transforms.raw import RunArgsFile
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.sources.nemo import RunArgsFile
 
 SESSIONS = conformance_sessions()
 SCENARIOS = [(s, m["scenario_name"]) for s in SESSIONS for m in upstream_metrics(s)]

@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from scorelake.flows.cli import app
 from tests.conftest import CONFORMANCE
-from transforms.warehouse import Warehouse
+from scorelake.transforms.warehouse import Store
 
 runner = CliRunner()
 MIXED = "eval_20260902_091500"
@@ -139,7 +139,7 @@ def rows(con, relation: str) -> list[tuple]:
 
 
 def assert_answers_as_before(wh: Path, expected: Path) -> None:
-    with Warehouse(wh).connect() as con:
+    with Store(wh).connect() as con:
         now = {view: rows(con, view) for view in LEGACY_VIEWS}
     for view in LEGACY_VIEWS:
         assert now[view] == rows(duckdb, f"read_csv('{expected / view}.csv', all_varchar = true)"), view

@@ -7,12 +7,12 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.flow_bodies import InProcess, ingest
-from flows.ingest import ingest_flow
+from scorelake.flows.cli import app
+from scorelake.flows.flow_bodies import InProcess, ingest
+from scorelake.flows.ingest import ingest_flow
 from tests.conftest import SHARED
-from transforms.policy import Policy
-from transforms.warehouse import Warehouse
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.warehouse import Store
 
 EXTERNAL = SHARED / "external"
 ORCHESTRA = EXTERNAL / "tau2/web/leaderboard/public/submissions/toolorchestra_nvidia_2025-12-02"
@@ -26,10 +26,10 @@ def external(tmp_path_factory):
     root = tmp_path_factory.mktemp("external")
     result = ingest(InProcess(), runs_dirs=[str(ORCHESTRA / "trajectories"), str(SIERRA), str(TAU_BENCH)],
                     warehouse=str(root))
-    return Warehouse(root), result
+    return Store(root), result
 
 
-def pass_hat_k(wh: Warehouse, run_group: str) -> dict[int, tuple]:
+def pass_hat_k(wh: Store, run_group: str) -> dict[int, tuple]:
     with wh.connect() as con:
         rows = con.execute("SELECT k, pass_hat_k, claimed_pass_hat_k FROM pass_hat_k WHERE run_group = ? "
                            "AND policy_id = ? ORDER BY k", [run_group, Policy().id]).fetchall()
@@ -106,7 +106,7 @@ def test_dir_format_reads_like_the_monolithic_file(prefect_server, tmp_path):
     result = ingest_flow(runs_dirs=[str(tmp_path / "runs")], warehouse=str(tmp_path / "wh"))
     (report,) = result["ingested"]
     assert (report["run_id"], report["scenarios"], report["quarantined"]) == ("airline-dir", 50, 1)
-    wh = Warehouse(tmp_path / "wh")
+    wh = Store(tmp_path / "wh")
     assert pass_hat_k(wh, "airline-dir")[1][1] == pytest.approx(0.56)
     with wh.connect() as con:
         assert con.execute("SELECT file, reason FROM quarantined").fetchall() == [
@@ -194,7 +194,7 @@ def test_a_reward_that_disagrees_with_its_checks_is_recorded_not_relabelled(tmp_
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "edited.json").write_text(json.dumps(doc))
     ingest(InProcess(), runs_dirs=[str(tmp_path / "runs")], warehouse=str(tmp_path / "wh"))
-    with Warehouse(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").connect() as con:
         rows = con.execute("SELECT claimed_reward, reward, basis_checks_missing, reason FROM reward_disagreements "
                            "ORDER BY reason").fetchall()
     assert (1.0, 0.0, [], "reward disagrees with its checks") in rows

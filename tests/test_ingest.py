@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.ingest import ingest_flow
+from scorelake.flows.cli import app
+from scorelake.flows.ingest import ingest_flow
 from tests.conftest import CONFORMANCE, summary_rates
-from transforms.policy import Policy
-from transforms.warehouse import Warehouse
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.warehouse import Store
 
 MIXED = "eval_20260902_091500"
 RESUMED = "eval_20260903_140200"
@@ -140,7 +140,7 @@ def test_bad_scenarios_are_quarantined_and_the_rest_ingested(prefect_server, run
     result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
     (report,) = result["ingested"]
     assert report["scenarios"] == len(dirs) - 5 and report["quarantined"] == 5
-    with Warehouse(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").connect() as con:
         rows = con.execute("SELECT scenario_name, file, reason FROM quarantined ORDER BY scenario_name").fetchall()
     reasons = {name: (file, reason) for name, file, reason in rows}
     assert reasons[dirs[0].name] == (f"{dirs[0].name}/metrics.json", "invalid JSON")
@@ -174,7 +174,7 @@ def test_score_drift_lists_stored_verdicts_that_disagree(prefect_server, ingeste
     metrics["is_successful"] = "N/A"
     metrics_file.write_text(json.dumps(metrics, indent=2))
     ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
-    with Warehouse(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").connect() as con:
         drift = con.execute("SELECT scenario_name, signal, stored, recomputed FROM score_drift ORDER BY signal").fetchall()
     recomputed = json.loads((CONFORMANCE / MIXED / "qa__largest_ocean" / "metrics.json").read_text())
     assert drift == [
@@ -185,9 +185,9 @@ def test_score_drift_lists_stored_verdicts_that_disagree(prefect_server, ingeste
 
 
 def test_a_second_writer_is_refused_with_a_clear_message(tmp_path):
-    from transforms.warehouse import WarehouseBusy
+    from scorelake.transforms.warehouse import WarehouseBusy
 
-    wh = Warehouse(tmp_path / "wh")
+    wh = Store(tmp_path / "wh")
     with wh.writer_lock():
         with pytest.raises(WarehouseBusy, match=r"is being written by pid \d+"):
             with wh.writer_lock():

@@ -18,14 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import transforms.extract as extract
-from flows.ingest import ingest_flow
+import scorelake.transforms.sources._files as source_files
+from scorelake.flows.ingest import ingest_flow
 from tests.conftest import CONFORMANCE, no_prefect_env
-from transforms.discover import Session, list_session
-from transforms.extract import read_session
-from transforms.pipeline import score_and_count, verify
-from transforms.policy import Policy
-from transforms.warehouse import TABLES, Warehouse
+from scorelake.transforms.sources import Session, list_session, read_session
+from scorelake.transforms.pipeline import score_and_count, verify
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.warehouse import TABLES, Store
 
 MIXED = "eval_20260902_091500"
 BASELINE = "eval_20260904_080000"
@@ -58,7 +57,7 @@ def test_hostile_files_are_quarantined_with_their_reason(runs_copy, tmp_path, mo
     (dirs[3] / "final_agent_response.json").write_text('"just text"')  # odd, but upstream scores it: False
     judge = json.loads((dirs[4] / "judge_result.json").read_text())
     (dirs[4] / "judge_result.json").write_text(json.dumps({**judge, "reason": "x" * 2_000_000}))
-    monkeypatch.setattr(extract, "MAX_FILE_BYTES", 1_000_000)
+    monkeypatch.setattr(source_files, "MAX_FILE_BYTES", 1_000_000)
 
     tables = read_session(Session(MIXED, session), "g")
     reasons = {q["scenario_name"]: q["reason"] for q in tables.quarantine.iter_rows(named=True)}
@@ -96,7 +95,7 @@ def test_duplicate_run_ids_from_two_folders_are_refused_and_recorded(prefect_ser
     result = ingest_flow(runs_dirs=[str(first), str(second)], warehouse=str(tmp_path / "wh"))
     assert [r["run_id"] for r in result["ingested"]] == [BASELINE]
     assert result["refused"][0]["reason"].startswith("duplicate run id")
-    with Warehouse(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").connect() as con:
         assert con.execute("SELECT run_id, path FROM stg_refusals").fetchall() == [(BASELINE, str(second / BASELINE))]
 
 
@@ -166,7 +165,7 @@ def test_fuzzed_corpus_never_aborts_and_never_loses_a_scenario(baseline_rows, mu
 # ---- crashes and concurrency -------------------------------------------------------------------
 
 def cli(*args: str, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "flows.cli", *args], env=env, text=True,
+    return subprocess.Popen([sys.executable, "-m", "scorelake", *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -180,7 +179,7 @@ def many_runs(runs_copy):
 
 
 @pytest.fixture(params=["local/in-process", "local/prefect", "s3/in-process"])
-def target(request, tmp_path) -> tuple[Warehouse, dict]:
+def target(request, tmp_path) -> tuple[Store, dict]:
     """A warehouse and the environment of the commands writing it: on local disk with no Prefect API
     configured (in-process) and as Prefect flows, and on S3 (a local S3-compatible server)."""
     storage, mode = request.param.split("/")
@@ -193,11 +192,11 @@ def target(request, tmp_path) -> tuple[Warehouse, dict]:
         env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_LOGGING_LEVEL": "ERROR"}
     if storage == "s3":
         env = {**env, **request.getfixturevalue("s3_server")}
-        return Warehouse(request.getfixturevalue("s3_warehouse")), env
-    return Warehouse(tmp_path / "wh"), env
+        return Store(request.getfixturevalue("s3_warehouse")), env
+    return Store(tmp_path / "wh"), env
 
 
-def assert_consistent(wh: Warehouse) -> None:
+def assert_consistent(wh: Store) -> None:
     assert verify(wh) == []
     with wh.connect() as con:
         counts = dict(con.execute("SELECT run_id, count(*) FROM scenario_scores WHERE policy_name = 'recorded' "
@@ -278,7 +277,7 @@ def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, target):
 
 def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_path):
     runs = runs_copy(MIXED, BASELINE, "eval_20260904_093000")
-    wh = Warehouse(tmp_path / "wh")
+    wh = Store(tmp_path / "wh")
     for session in sorted(runs.iterdir()):  # one ingest per session: a few files per table
         ingest_flow(runs_dirs=[str(session)], warehouse=str(wh.root))
     assert len(wh.files("scenarios")) == 3
@@ -300,7 +299,7 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
     metrics_file.write_text(json.dumps({**metrics, "stop_reason": "[TIMEOUT]"}))
     result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
     assert [r["run_id"] for r in result["ingested"]] == [MIXED]
-    from transforms.pipeline import rescore, save_policy
+    from scorelake.transforms.pipeline import rescore, save_policy
 
     policy = Policy(name="after-compaction", judge_threshold=0.5)
     assert rescore(wh, policy) == 34 + 14 + 14
@@ -328,10 +327,10 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
 def test_missing_rate_counts_are_recounted_from_the_stored_scores(prefect_server, runs_copy, tmp_path):
     """A re-score killed between committing its scores and their counts: the counts are rebuilt
     from the stored scores and every rate comes out the same."""
-    from transforms.pipeline import rescore, save_policy
+    from scorelake.transforms.pipeline import rescore, save_policy
 
     runs = runs_copy(MIXED, BASELINE)
-    wh = Warehouse(tmp_path / "wh")
+    wh = Store(tmp_path / "wh")
     ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
     policy = Policy(name="strict", strict_match=True, min_agent_turns=5, judge_threshold=0.6)
     assert rescore(wh, policy) == 34 + 14

@@ -9,10 +9,10 @@ import time
 
 import anyio
 
-from flows.ingest import ingest_flow
-from transforms.pipeline import save_policy
-from transforms.policy import Policy
-from transforms.warehouse import Warehouse
+from scorelake.flows.ingest import ingest_flow
+from scorelake.transforms.pipeline import save_policy
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.warehouse import Store
 
 DEPLOYMENT = "scorelake-refresh/test-serve"
 
@@ -36,7 +36,7 @@ def test_served_deployment_ingests_new_runs_and_rescores_stored_policies(prefect
     from prefect.settings import PREFECT_API_URL
 
     runs = runs_copy("eval_20260904_080000")
-    wh = Warehouse(tmp_path / "wh")
+    wh = Store(tmp_path / "wh")
     ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
     lenient = Policy(name="lenient-judge", judge_threshold=0.8)
     save_policy(wh, lenient)  # stored, not yet scored: the scheduled run must score it
@@ -44,7 +44,7 @@ def test_served_deployment_ingests_new_runs_and_rescores_stored_policies(prefect
 
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
     server = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "serve", str(runs), "--cron", "0 0 1 1 *", "--name", "test-serve",
+        [sys.executable, "-m", "scorelake", "serve", str(runs), "--cron", "0 0 1 1 *", "--name", "test-serve",
          "--warehouse", str(wh.root)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

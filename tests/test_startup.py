@@ -74,8 +74,8 @@ def test_with_an_api_configured_commands_run_as_prefect_flows_seen_in_it(prefect
 
 
 def _api_url_as_a_command_sees_it(env: dict, cwd: Path) -> str:
-    code = "from flows.runtime import configured_api_url; import sys; print(configured_api_url(), 'prefect' in sys.modules)"
-    return subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(REPO)}, cwd=cwd,
+    code = "from scorelake.flows.runtime import configured_api_url; import sys; print(configured_api_url(), 'prefect' in sys.modules)"
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd,
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -95,7 +95,7 @@ def test_read_commands_import_neither_prefect_nor_the_scoring_code(ingested):
     wh, _ = ingested
     code = textwrap.dedent(f"""
         import sys
-        from flows.cli import app
+        from scorelake.flows.cli import app
         for args in (["sql", "select 1"], ["rates"], ["rates", "--by", "signal"], ["history"], ["policies"],
                      ["summary", "{MIXED}"]):
             try:
@@ -103,7 +103,7 @@ def test_read_commands_import_neither_prefect_nor_the_scoring_code(ingested):
             except SystemExit as exit:
                 assert exit.code == 0, args
         loaded = [m for m in sys.modules if m.split(".")[0] in ("prefect", "pyarrow", "pydantic")
-                  or m in ("transforms.pipeline", "transforms.signals", "transforms.extract")]
+                  or m.startswith(("scorelake.transforms.pipeline", "scorelake.transforms.scoring", "scorelake.transforms.sources"))]
         print(sorted(loaded))
     """)
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

@@ -8,11 +8,11 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.flow_bodies import InProcess, ingest
-from flows.terminal import Grid, show
+from scorelake.flows.cli import app
+from scorelake.flows.flow_bodies import InProcess, ingest
+from scorelake.flows._terminal import Grid, show
 from tests.conftest import CONFORMANCE, conformance_sessions, summary_rates
-from transforms.warehouse import Warehouse
+from scorelake.transforms.warehouse import Store
 
 runner = CliRunner()
 MIXED, RESUMED = "eval_20260902_091500", "eval_20260903_140200"
@@ -23,7 +23,7 @@ def warehouse(tmp_path_factory):
     """The conformance corpus, plus a policy with long values to show (every flag set, a whitelist)."""
     root = tmp_path_factory.mktemp("terminal")
     ingest(InProcess(), runs_dirs=[str(CONFORMANCE)], warehouse=str(root))
-    wh = Warehouse(root)
+    wh = Store(root)
     done = runner.invoke(app, ["rescore", "--policy", "strict-everything-with-a-long-name", "--judge-threshold", "0.9",
                                "--min-agent-turns", "3", "--strict-match", "--no-judge", "--whitelist",
                                "tau2_telecom_workflow=db_state_assertion,is_action_match,clean_exit",

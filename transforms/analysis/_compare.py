@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from transforms.stats import McNemar, mcnemar_exact, newcombe_interval
+from scorelake.transforms.analysis._stats import McNemar, mcnemar_exact, newcombe_interval
 
 
 @dataclass(frozen=True)

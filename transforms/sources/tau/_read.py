@@ -17,10 +17,11 @@ import os
 from datetime import UTC, datetime
 from typing import Any, Callable
 
-from transforms.columns import SCHEMAS, frame
-from transforms.discover import Session, session_fingerprint
-from transforms.extract import BadInput, SessionTables, load_json, validate
-from transforms.raw import Signal, Tau2Simulation, TauBenchRecord
+from scorelake.transforms.columns import SCHEMAS, frame
+from scorelake.transforms.scoring import Signal
+from scorelake.transforms.sources._discover import Session, session_fingerprint
+from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
+from scorelake.transforms.sources.tau._raw import Tau2Simulation, TauBenchRecord
 
 BASIS_SIGNALS = {
     "DB": Signal.DB_STATE_MATCH,

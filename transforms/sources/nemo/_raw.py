@@ -7,40 +7,11 @@ Unknown keys are allowed: newer runner versions add keys (``auto_retry_count``, 
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-import orjson
-from pydantic import BaseModel, ConfigDict, Strict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Strict, field_validator, model_validator
 
-__all__ = [
-    "Signal",
-    "MetricsFile",
-    "JudgeResultFile",
-    "MetadataFile",
-    "RunArgsFile",
-    "Invocation",
-    "ParsedArgs",
-    "ValidationError",
-    "parse_json_bytes",
-]
-
-
-class Signal(StrEnum):
-    """``SuccessSignal`` of the upstream runner; member order is the order of ``success_breakdown``."""
-
-    ACTION_MATCH = "is_action_match"
-    DB_STATE_MATCH = "db_state_match"
-    DB_STATE_ASSERTION = "db_state_assertion"
-    NL_ASSERTION = "nl_assertion"
-    JUDGE_PASSED = "judge_passed"
-    CLEAN_EXIT = "clean_exit"
-    # tau2's COMMUNICATE check (its communicate_checks all met): no runner analogue, so last, and
-    # never in a voice-agent scenario's whitelist (NEMO_SIGNALS).
-    COMMUNICATE = "communicate"
-
-
-NEMO_SIGNALS = tuple(s for s in Signal if s is not Signal.COMMUNICATE)  # the runner's SuccessSignal
+from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
 
 
 class _Strict(BaseModel):
@@ -208,89 +179,3 @@ class RunArgsFile(_Strict):
         return self
 
 
-def parse_json_bytes(data: bytes) -> Any:
-    """Parse JSON the way the upstream writer's ``json`` module round-trips it.
-
-    orjson is the fast path; Python's ``json.dump`` can also emit ``NaN``/``Infinity`` and
-    integers beyond 64 bits, which orjson rejects, so those fall back to the stdlib parser.
-    """
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        import json
-
-        return json.loads(data.decode("utf-8"))
-
-
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class Tau2Check(_Lenient):
-    met: bool
-
-
-class Tau2EnvAssertion(Tau2Check):
-    env_assertion: dict[str, Any] = {}
-
-
-class Tau2NlAssertion(Tau2Check):
-    nl_assertion: str | None = None
-    justification: str | None = None
-
-
-class Tau2ActionCheck(_Lenient):
-    action: dict[str, Any] = {}
-    action_match: bool
-
-
-class Tau2DbCheck(_Lenient):
-    db_match: bool
-
-
-class Tau2RewardInfo(_Lenient):
-    reward: float
-    db_check: Tau2DbCheck | None = None
-    env_assertions: list[Tau2EnvAssertion] | None = None
-    action_checks: list[Tau2ActionCheck] | None = None
-    nl_assertions: list[Tau2NlAssertion] | None = None
-    communicate_checks: list[dict[str, Any]] | None = None
-    reward_basis: list[str] | None = None
-
-
-class Tau2Simulation(_Lenient):
-    """One ``SimulationRun`` of a tau2-bench results file (tau2-notes.md §3)."""
-
-    id: str | None = None
-    task_id: Annotated[str, Strict(False)]
-    trial: int = 0
-    termination_reason: str
-    duration: float | None = None
-    reward_info: Tau2RewardInfo | None = None
-    messages: list[dict[str, Any]] = []
-
-    @model_validator(mode="before")
-    @classmethod
-    def _task_id_as_text(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("task_id"), int):
-            data = {**data, "task_id": str(data["task_id"])}
-        return data
-
-
-class TauBenchRewardInfo(_Lenient):
-    reward: float
-    info: dict[str, Any] = {}
-
-
-class TauBenchInfo(_Lenient):
-    reward_info: TauBenchRewardInfo | None = None
-
-
-class TauBenchRecord(_Lenient):
-    """One ``EnvRunResult`` of a tau-bench (v1) trajectory file (tau-bench/SOURCE.md)."""
-
-    task_id: int
-    reward: float
-    trial: int = 0
-    info: TauBenchInfo = TauBenchInfo()
-    traj: list[dict[str, Any]] = []

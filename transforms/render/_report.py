@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from transforms.compare import Comparison, delta_text
+from scorelake.transforms.analysis import Comparison, delta_text
 
 
 def _json(data: Any) -> str:

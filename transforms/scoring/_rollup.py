@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.columns import SCHEMAS
+from scorelake.transforms.columns import SCHEMAS
 
 col = pl.col
 # Facts of the scenario the counts need beside its scores (the rest of the row is not read).

@@ -11,16 +11,17 @@ import hashlib
 import json
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from transforms.action_match import SCORER_VERSION
-from transforms.raw import Signal
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.scoring._action_match import SCORER_VERSION
+from scorelake.transforms.scoring._signal import Signal
 
 RECORDED = "recorded"
 
 
 class Policy(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = RECORDED
     judge_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -38,6 +39,19 @@ class Policy(BaseModel):
             if not signals:
                 raise ValueError(f"whitelist for '{domain}' is empty; upstream refuses unscored domains")
         return value
+
+    @classmethod
+    def checked(cls, name: str | None, **fields: object) -> Policy:
+        """A policy of ``fields``, named ``name`` (default: after its id); ``InvalidArgument``
+        naming the field and what it takes when a value cannot be used."""
+        try:
+            policy = cls(**fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = str(first["loc"][0]).replace("_", "-") if first["loc"] else "policy"
+            got = f" (got {first['input']!r})" if not isinstance(first["input"], dict) else ""
+            raise InvalidArgument(f"--{where}: {first['msg'][0].lower()}{first['msg'][1:]}{got}") from None
+        return policy.model_copy(update={"name": name or f"policy-{policy.id[:8]}"})
 
     def content(self) -> dict:
         """What the verdicts depend on: everything but the name."""

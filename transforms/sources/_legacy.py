@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.columns import empty_frame
+from scorelake.transforms.columns import empty_frame
 
 # Rows of a table were the same rows when these matched (a compaction cut short left both copies).
 ROW_KEYS = {"runs": ("run_id", "generation"), "scenarios": ("run_id", "generation"),

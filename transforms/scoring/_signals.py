@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.columns import SCHEMAS
-from transforms.policy import Policy
-from transforms.raw import Signal
+from scorelake.transforms.columns import SCHEMAS
+from scorelake.transforms.scoring._policy import Policy
+from scorelake.transforms.scoring._signal import Signal
 
 col = pl.col
 

@@ -7,7 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from transforms.columns import SCENARIO_FILES
+from scorelake.transforms.columns import SCENARIO_FILES
+from scorelake.transforms.errors import InvalidArgument
 
 KILLED_MARK = ".killed."
 # check_resume.py counts a sub-directory as a scenario when it holds any of these (run-format.md §14).
@@ -74,12 +75,12 @@ def discover_sessions(roots: list[Path], group: str | None = None) -> list[Sessi
     for root in roots:
         root = Path(root)
         if not root.exists():
-            raise FileNotFoundError(f"{root}: no such file or directory")
+            raise InvalidArgument(f"{root}: no such file or directory")
         direct = _recognise(root, group)
         if direct is not None:
             found.append(direct)
         elif root.is_file():
-            raise ValueError(f"{root}: not a recognised results file (tau2-bench or tau-bench JSON)")
+            raise InvalidArgument(f"{root}: not a recognised results file (tau2-bench or tau-bench JSON)")
         else:
             found.extend(s for child in sorted(root.iterdir()) if (s := _recognise(child, group)))
     return found

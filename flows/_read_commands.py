@@ -1,0 +1,260 @@
+"""The read commands: each asks ``scorelake.Warehouse`` and prints its answer."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import polars as pl
+import typer
+
+from scorelake.flows._terminal import Grid, show, wrapped
+from scorelake.flows.cli import (
+    RECORDED,
+    AsOfOpt,
+    Format,
+    FormatOpt,
+    PolicyOpt,
+    WarehouseOpt,
+    WideOpt,
+    cell,
+    command,
+    emitted,
+    err,
+    fail,
+    interval,
+    open_warehouse,
+    pct,
+)
+
+
+class RatesBy(StrEnum):
+    domain = "domain"
+    signal = "signal"
+
+
+@command()
+def sql(
+    query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views")],
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """Run a read-only SQL query against the warehouse's DuckDB views."""
+    from scorelake.flows.cli import emit
+
+    emit(open_warehouse(warehouse, as_of).sql(query), fmt, wide)
+
+
+SIGNAL_HEADERS = {"is_action_match": "action match", "db_state_match": "db match",
+                  "db_state_assertion": "db assertions", "nl_assertion": "nl assertions",
+                  "judge_passed": "judge passed", "clean_exit": "clean exit", "communicate": "communicate"}
+
+
+def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    headers = ["domain", "n", "success", "task", "db match", "db assertions", "nl assertions", "stalled"]
+    cells = [[r["domain"], str(r["scenarios"]), pct(r["success_passed"], r["success_total"]),
+              pct(r["task_passed"], r["task_total"]), pct(r["db_state_match_passed"], r["db_state_match_total"]),
+              pct(r["db_state_assertion_passed"], r["db_state_assertion_total"]),
+              pct(r["nl_assertion_passed"], r["nl_assertion_total"]), str(r["stalled"])] for r in rows]
+    return Grid(headers, cells, f"{run_id} (policy {policy})", right=set(headers[1:])).without_empty_columns()
+
+
+def _signal_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    cells = [[SIGNAL_HEADERS[r["signal"]], pct(r["passed"], r["total"]), r["unit"]] for r in rows]
+    return Grid(["signal", "pass rate", "counted in"], cells, f"{run_id} (policy {policy})", right={"pass rate"})
+
+
+@command()
+def rates(
+    run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run (its session directory name)")] = None,
+    by: Annotated[RatesBy, typer.Option("--by", help="Group by domain or by signal")] = RatesBy.domain,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """Success, task-success and per-signal rates, per domain or per signal (one table per run)."""
+    df = open_warehouse(warehouse, as_of).rates(by=by.value, run=run, policy=policy)
+    if emitted(df, fmt, wide):
+        return
+    grid = _domain_grid if by is RatesBy.domain else _signal_grid
+    for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
+        if n:
+            print()
+        show(grid(run_id, policy, rows.to_dicts()))
+
+
+@command()
+def summary(
+    run: Annotated[str, typer.Argument(help="Run id: the session directory name, e.g. eval_20260902_091500")],
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
+) -> None:
+    """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
+    text = open_warehouse(warehouse, as_of).summary(run, policy)
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+@command(name="compare")
+def compare_runs(
+    run_a: Annotated[str, typer.Argument(help="The earlier run (baseline)")],
+    run_b: Annotated[str, typer.Argument(help="The later run")],
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
+    from scorelake.transforms.analysis import delta_text
+
+    c = open_warehouse(warehouse, as_of).compare(run_a, run_b, policy)
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps({
+            "run_a": run_a, "run_b": run_b, "domains": c.deltas.to_dicts(), "fixed": c.fixed, "broken": c.broken,
+            "paired": c.paired, "mcnemar": {"broken": c.mcnemar.broken, "fixed": c.mcnemar.fixed,
+                                            "p_value": c.mcnemar.p_value}}, indent=2) + "\n")
+        return
+    if emitted(c.deltas, fmt, wide):
+        return
+    headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"]
+    cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
+              pct(r["passed_b"], r["total_b"]), interval(r["ci_low_b"], r["ci_high_b"]), *delta_text(r, "")]
+             for r in c.deltas.iter_rows(named=True)]
+    show(Grid(headers, cells, f"A {run_a} -> B {run_b} (composite success, policy {policy})",
+              right=set(headers[1:])))
+    print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
+    print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
+    print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
+                  f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}"))
+
+
+@command()
+def history(
+    domain: Annotated[str, typer.Option("--domain", "-d", help="A domain bucket [default: the whole run]")] = "(all)",
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals."""
+    df = open_warehouse(warehouse, as_of).history(domain, policy)
+    if df.is_empty():
+        fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
+    if emitted(df, fmt, wide):
+        return
+    headers = ["run", "started", "n", "success", "95% CI", "task", "stalled"]
+    cells = [[r["run_id"], cell(r["session_started_at"])[:16], str(r["scenarios"]),
+              pct(r["success_passed"], r["success_total"]), interval(r["success_ci_low"], r["success_ci_high"]),
+              "" if r["task_success_rate"] is None else f"{r['task_success_rate'] * 100:.1f}%", str(r["stalled"])]
+             for r in df.iter_rows(named=True)]
+    show(Grid(headers, cells, f"composite success of {domain}, policy {policy}, oldest first",
+              right=set(headers[2:])).without_empty_columns())
+
+
+@command()
+def passk(
+    group: Annotated[Optional[str], typer.Option("--group", "-g", help="One run group [default: every group]")] = None,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """pass^k per run group and domain (k up to the trial count): recomputed and claimed side by side."""
+    wh = open_warehouse(warehouse, as_of)
+    df = wh.passk(group, policy)
+    if df.is_empty():
+        fail(f"no run group '{group}' scored under policy '{policy}'" if group else f"no scored runs in {wh.location}", 2)
+    if emitted(df, fmt, wide):
+        return
+    share = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
+    headers = ["domain", "k", "tasks", "pass^k", "95% CI", "claimed tasks", "claimed pass^k"]
+    for n, ((run_group,), rows) in enumerate(df.group_by("run_group", maintain_order=True)):
+        if n:
+            print()
+        cells = [[r["domain"], str(r["k"]), str(r["tasks"]), share(r["pass_hat_k"]),
+                  interval(r["ci_low"], r["ci_high"]), str(r["claimed_tasks"]), share(r["claimed_pass_hat_k"])]
+                 for r in rows.iter_rows(named=True)]
+        show(Grid(headers, cells, f"{run_group} (policy {policy})", right=set(headers[1:])).without_empty_columns())
+
+
+@command()
+def report(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the HTML file")],
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+) -> None:
+    """Write a self-contained HTML report: rates across runs, latest vs previous run, stalled scenarios."""
+    out_file.write_text(open_warehouse(warehouse, as_of).report(policy), encoding="utf-8")
+    err().print(f"report written to {out_file}")
+
+
+@command()
+def check(warehouse: WarehouseOpt = None) -> None:
+    """Verify the warehouse: every run's committed rows complete, every stored policy scored, the
+    view database reading only this warehouse's files."""
+    wh = open_warehouse(warehouse)
+    result = wh.check()
+    for problem in result.problems:
+        err().print(f"[red]inconsistent[/] {problem}", highlight=False)
+    for warning in result.warnings:
+        err().print(f"[yellow]warning[/] {warning}", highlight=False)
+    if not result.consistent:
+        raise typer.Exit(1)
+    err().print(f"{wh.location}: consistent ({result.runs} runs)")
+
+
+@command()
+def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: WideOpt = False) -> None:
+    """The warehouse versions, oldest first: what each write step did and the table versions it left
+    (any of them is an --as-of VERSION)."""
+    commits = open_warehouse(warehouse).log()
+    df = pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,
+                        "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True)}
+                       for c in commits], schema={"version": pl.Int64, "committed_at": pl.Datetime("us", "UTC"),
+                                                  "operation": pl.String, "detail": pl.String,
+                                                  "table_versions": pl.String})
+    if emitted(df, fmt, wide):
+        return
+    cells, before = [], {}
+    for c in commits:  # the tables each step changed (from their creation, version 0), at the version it left them
+        before = before or dict.fromkeys(c.table_versions, 0)
+        changed = " ".join(f"{t}@{v}" for t, v in sorted(c.table_versions.items()) if before.get(t) != v)
+        cells.append([str(c.version), c.committed_at.strftime("%Y-%m-%d %H:%M:%S"), c.operation, c.detail, changed])
+        before = c.table_versions
+    show(Grid(["version", "committed (UTC)", "operation", "what", "tables changed"], cells, right={"version"}))
+
+
+POLICY_FIELDS = {"judge_threshold": "threshold", "min_agent_turns": "min turns", "strict_match": "strict",
+                 "judge_enabled": "judge", "whitelists": "whitelists", "scorer_version": "scorer"}
+
+
+@command()
+def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatOpt = Format.table,
+             wide: WideOpt = False) -> None:
+    """List stored scoring policies."""
+    stored = open_warehouse(warehouse, as_of).policies()
+    if emitted(stored, fmt, wide):
+        return
+    unset = lambda v: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)  # noqa: E731
+    cells = [[spec["name"], spec["policy_id"], *(unset(spec[f]) if f != "whitelists" else
+                                                 " ".join(f"{d}={','.join(s)}" for d, s in
+                                                          sorted(json.loads(spec[f]).items()))
+                                                 for f in POLICY_FIELDS)]
+             for spec in stored.to_dicts()]
+    show(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
+              note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())

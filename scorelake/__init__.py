@@ -1,0 +1,19 @@
+"""scorelake: stored evaluation runs as a warehouse that can be re-scored and queried.
+
+    >>> import scorelake
+    >>> wh = scorelake.open("data/warehouse")              # or "s3://bucket/prefix", as_of=12
+    >>> wh.ingest("data/runs")                              # new or changed runs only
+    >>> wh.rates(by="domain", run="eval_20260904_080000")   # a polars DataFrame
+    >>> wh.scenarios(policy="recorded").to_pandas()
+
+The parts: ``scorelake.transforms`` (sources, scoring, warehouse, pipeline, analysis, render),
+``scorelake.flows`` (the Prefect flows and the command line), ``scorelake.sql`` (the views).
+"""
+
+from scorelake._api import CheckResult, Warehouse, open
+from scorelake.transforms.errors import InvalidArgument, NotFound, ScorelakeError, WarehouseBusy, WarehouseMissing
+
+__version__ = "0.1.0"
+
+__all__ = ["CheckResult", "InvalidArgument", "NotFound", "ScorelakeError", "Warehouse", "WarehouseBusy",
+           "WarehouseMissing", "__version__", "open"]

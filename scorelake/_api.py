@@ -1,0 +1,347 @@
+"""The Python API: a warehouse opened by path or URL, its answers as Polars DataFrames.
+
+Every ``scorelake`` command is a thin adapter over a method here. Reading imports neither Prefect
+nor the scoring code; writing runs the flows in-process, or as Prefect flow runs when a Prefect
+API is configured (or asked for).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Sequence
+
+import polars as pl
+
+from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.warehouse import Commit, Store
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from scorelake.transforms.analysis import Comparison
+
+RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
+DEFAULT_RUNS = "data/runs"  # under the current directory, as the default warehouse is
+
+
+def _say_nothing(_: str) -> None:
+    pass
+
+
+@dataclass
+class CheckResult:
+    """What ``Warehouse.check`` found: inconsistencies (the warehouse is not consistent while any
+    is listed) and warnings (the data is odd, the warehouse is sound)."""
+
+    runs: int
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def consistent(self) -> bool:
+        return not self.problems
+
+
+class Warehouse:
+    """A scorelake warehouse: ``scorelake.open(path_or_url, as_of=None)``.
+
+    Reads answer as the warehouse stands now, or as it stood at ``as_of`` (a version that
+    ``log()`` lists, or an ISO timestamp). Writes (``ingest``, ``rescore``, ``compact``) need the
+    current version.
+    """
+
+    def __init__(self, location: str | Path | None = None, as_of: str | int | None = None):
+        self._store = Store(location)
+        self.as_of = None if as_of is None else str(as_of)
+        if self.as_of is not None and not self.as_of.strip():
+            raise InvalidArgument("as_of is empty: give a version (see `scorelake log`) or a timestamp")
+        self._con: duckdb.DuckDBPyConnection | None = None
+
+    @property
+    def location(self) -> str:
+        """The warehouse's absolute path, or its URL."""
+        return self._store.location
+
+    @property
+    def store(self) -> Store:
+        """The tables, commit log and views underneath (for what the API does not cover)."""
+        return self._store
+
+    def __repr__(self) -> str:
+        return f"scorelake.open({self.location!r}" + (f", as_of={self.as_of!r})" if self.as_of else ")")
+
+    def exists(self) -> bool:
+        return self._store.exists()
+
+    # ---- reading ----------------------------------------------------------------------------------
+    @contextmanager
+    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only DuckDB connection to the views (see the README's "Views"); nested uses share one."""
+        if self._con is not None:
+            yield self._con
+            return
+        self._store.require()
+        with self._store.connect(self.as_of) as con:
+            self._con = con
+            try:
+                yield con
+            finally:
+                self._con = None
+
+    def _query(self, name: str, **params: object) -> pl.DataFrame:
+        with self.connection() as con:
+            return self._store.query(con, name, **params)
+
+    def policy_id(self, policy: str = RECORDED) -> str:
+        """The id of the stored policy named (or with the id) ``policy``."""
+        found = self._query("policy", policy=policy)
+        if found.is_empty():
+            raise NotFound(f"no stored policy named '{policy}'")
+        return found["policy_id"][0]
+
+    def run(self, run: str) -> dict:
+        """The committed ``runs`` row of ``run`` (its session directory or results file name)."""
+        found = self._query("run", run_id=run)
+        if found.is_empty():
+            raise NotFound(f"no run '{run}' in {self.location}")
+        return found.row(0, named=True)
+
+    def sql(self, query: str, params: Mapping[str, object] | Sequence[object] | None = None) -> pl.DataFrame:
+        """Any read-only query over the views, with ``$name`` (a mapping) or ``?`` (a sequence) parameters."""
+        import duckdb
+
+        with self.connection() as con:
+            try:
+                relation = con.sql(query, params=params)
+            except duckdb.Error as exc:
+                raise InvalidArgument(str(exc).splitlines()[0]) from None
+            if relation is None:
+                raise InvalidArgument("the statement returned no rows (statements that modify the warehouse are refused)")
+            return pl.DataFrame(relation)
+
+    def runs(self) -> pl.DataFrame:
+        """One row per committed run, oldest session first."""
+        return self._query("runs")
+
+    def scenarios(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
+        """One row per scenario (of ``run``, or of every run) with its signals and verdicts under ``policy``:
+        the ``scenario_scores`` view."""
+        with self.connection():
+            if run is not None:
+                self.run(run)
+            return self._query("scenarios", policy_id=self.policy_id(policy), run_id=run)
+
+    def verdicts(self, run: str | None = None, scenario: str | None = None, kind: str | None = None) -> pl.DataFrame:
+        """Per-predicate and per-assertion verdicts (``kind``: db_state_assertion, nl_assertion, action, communicate)."""
+        return self._query("verdicts", run_id=run, scenario=scenario, kind=kind)
+
+    def rates(self, by: Literal["domain", "signal"] = "domain", run: str | None = None,
+              policy: str = RECORDED) -> pl.DataFrame:
+        """Success, task-success and per-signal rates per run and domain, or per run and signal."""
+        if by not in ("domain", "signal"):
+            raise InvalidArgument(f"rates by '{by}': choose domain or signal")
+        with self.connection():
+            policy_id = self.policy_id(policy)
+            if run is not None:
+                self.run(run)
+            return self._query(f"rates_by_{by}", policy_id=policy_id, run_id=run)
+
+    def compare(self, run_a: str, run_b: str, policy: str = RECORDED) -> Comparison:
+        """Run B against baseline A: per-domain deltas with intervals, flipped scenarios, McNemar."""
+        from scorelake.transforms.analysis import compare
+
+        with self.connection():
+            policy_id = self.policy_id(policy)
+            for run in (run_a, run_b):
+                self.run(run)
+            rates = self._query("compare_rates", policy_id=policy_id, run_a=run_a, run_b=run_b)
+            flips = self._query("compare_flips", policy_id=policy_id, run_a=run_a, run_b=run_b)
+        return compare(rates, flips, run_a, run_b)
+
+    def passk(self, group: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
+        """pass^k per run group and domain, recomputed and claimed side by side."""
+        return self._query("passk", policy_id=self.policy_id(policy), run_group=group)
+
+    def history(self, domain: str = "(all)", policy: str = RECORDED) -> pl.DataFrame:
+        """Composite and task rates across runs in session order, for one domain or the whole run."""
+        return self._query("history", policy_id=self.policy_id(policy), domain=domain)
+
+    def policies(self) -> pl.DataFrame:
+        """Stored policies, ``recorded`` first: id, name and every field (None: each run's own flag;
+        ``whitelists`` as JSON, domain to signals)."""
+        stored = self._query("policies")
+        specs = [json.loads(spec) for spec in stored["spec_json"]]
+        return pl.DataFrame([{"policy_id": pid, **spec, "whitelists": json.dumps(spec["whitelists"], sort_keys=True)}
+                             for pid, spec in zip(stored["policy_id"], specs)])
+
+    def summary(self, run: str, policy: str = RECORDED) -> str:
+        """``all_summary.txt`` of ``run`` as the upstream runner writes it, under ``policy``."""
+        from scorelake.transforms.render import render_summary
+
+        with self.connection():
+            policy_id = self.policy_id(policy)
+            info = self.run(run)
+            rows = self._query("summary_scenarios", run_id=run, policy_id=policy_id).to_dicts()
+        if info["status"] == "quarantined":
+            raise InvalidArgument(f"run '{run}' is quarantined (see the `quarantined` view)")
+        min_turns = rows[0]["min_agent_turns"] if rows else info["min_agent_turns"]
+        return render_summary(rows, info["queued_count"], min_turns)
+
+    def report(self, policy: str = RECORDED) -> str:
+        """A self-contained HTML report: rates across runs, the latest run against the one before
+        it in its group, stalled scenarios."""
+        from scorelake.transforms.render import render_report
+
+        with self.connection():
+            policy_id = self.policy_id(policy)
+            runs = self._query("report_runs", policy_id=policy_id)
+            if runs.is_empty():
+                raise NotFound(f"no runs scored under policy '{policy}'")
+            history = self._query("report_history", policy_id=policy_id)
+            latest = runs.row(-1, named=True)
+            earlier = runs.filter(pl.col("run_group").eq_missing(latest["run_group"])).head(-1)
+            comparison = self.compare(earlier["run_id"][-1], latest["run_id"], policy) if earlier.height else None
+            stalled = self._query("report_stalled", policy_id=policy_id)
+        return render_report(history, runs, comparison, stalled, policy)
+
+    def log(self) -> list[Commit]:
+        """Every write step, oldest first: its version (an ``as_of``), time, what it did, table versions."""
+        self._store.require()
+        return self._store.log()
+
+    def check(self) -> CheckResult:
+        """Verify the committed state: every run's rows complete, every stored policy scored, the
+        view database reading only this warehouse's files."""
+        from scorelake.transforms.pipeline import task_id_warnings, verify
+
+        self._store.require()
+        store = self._store
+        runs = store.committed_runs()
+        problems = verify(store) + store.view_problems()
+        warnings = [f"{run_id}: {warning}" for run_id, warning in
+                    task_id_warnings(store.scan("scenarios", runs)).items()]
+        return CheckResult(runs.height, problems, warnings)
+
+    # ---- writing ----------------------------------------------------------------------------------
+    def _writable(self) -> None:
+        if self.as_of is not None:
+            raise InvalidArgument(f"this warehouse is opened as of {self.as_of}: writes need the current version")
+
+    def migrate(self) -> Path | None:
+        """Convert a warehouse of scorelake's former table format to Delta tables; returns where the
+        former files were kept (None: nothing to convert). Write methods do it first themselves."""
+        from scorelake.transforms.pipeline import migrate
+
+        self._writable()
+        store = self._store
+        if store.legacy_tables() is None:
+            return None
+        with store.writer_lock():
+            if store.legacy_tables() is None:  # converted by another process meanwhile
+                return None
+            kept = migrate(store)
+            store.build_views()
+        return kept
+
+    def ingest(self, paths: Sequence[str | Path] | str | Path | None = None, *, force: bool = False,
+               group: str | None = None, task_runner: str = "threads", dask_address: str | None = None,
+               prefect: bool | None = None, verbose: bool = False, progress: bool = False,
+               say: Callable[[str], None] = _say_nothing) -> dict:
+        """Ingest new or changed runs under ``paths`` (default ``data/runs``): voice-agent session
+        folders or folders of them, tau2-bench / tau-bench results. Returns what was ingested,
+        unchanged and refused, and how the flow ran. ``prefect``: None runs a Prefect flow when an
+        API is configured, True always, False never. ``say`` gets lines meant for the user."""
+        from scorelake.flows import runtime
+
+        self._writable()
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        roots = [Path(p) for p in paths] if paths else [Path(DEFAULT_RUNS)]
+        for root in roots:
+            if not root.exists():
+                raise InvalidArgument(f"{root}: no such file or directory")
+        if dask_address:
+            task_runner = "dask"
+        converted = self.migrate()
+        orchestration = runtime.orchestrate(prefect, task_runner, verbose, say)
+        args = dict(runs_dirs=[str(p.absolute()) for p in roots], warehouse=self.location, force=force,
+                    progress=progress, group=group)
+        if orchestration.prefect:
+            from scorelake.flows.ingest import ingest_flow, make_task_runner
+
+            result = ingest_flow.with_options(task_runner=make_task_runner(task_runner, dask_address))(**args)
+        else:
+            from scorelake.flows.flow_bodies import InProcess, ingest
+
+            result = ingest(InProcess(task_runner), **args)
+        return {**result, "converted": converted and str(converted), "ran": orchestration.describe()}
+
+    def define_policy(self, name: str | None = None, *, judge_threshold: float | None = None,
+                      min_agent_turns: int | None = None, strict_match: bool | None = None,
+                      judge: bool | None = None, whitelists: Mapping[str, Sequence[str]] | None = None):
+        """The policy to score under: the stored one named ``name`` when no flag is given, else a
+        policy of those flags (named ``name``, or after its id). Nothing is stored yet."""
+        from scorelake.transforms.pipeline import check_policy, find_policy
+        from scorelake.transforms.scoring import Policy
+
+        flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns,
+                 "strict_match": strict_match, "judge_enabled": judge, "whitelists": dict(whitelists or {})}
+        defined = {k: v for k, v in flags.items() if v not in (None, {})}
+        if not defined:
+            if not name:
+                raise InvalidArgument("give a policy name and/or the flags that define a policy")
+            return find_policy(self._store, name)
+        policy = Policy.checked(name, **defined)
+        check_policy(self._store, policy)
+        return policy
+
+    def rescore(self, policy: str | None = None, *, judge_threshold: float | None = None,
+                min_agent_turns: int | None = None, strict_match: bool | None = None, judge: bool | None = None,
+                whitelists: Mapping[str, Sequence[str]] | None = None, runs: Sequence[str] | None = None,
+                prefect: bool | None = None, verbose: bool = False,
+                say: Callable[[str], None] = _say_nothing) -> dict:
+        """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
+        tables alone. Returns the policy's name and id and the number of scenarios scored."""
+        from scorelake.flows import runtime
+
+        self._writable()
+        converted = self.migrate()
+        self._store.require()
+        chosen = self.define_policy(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
+                                    strict_match=strict_match, judge=judge, whitelists=whitelists)
+        orchestration = runtime.orchestrate(prefect, "threads", verbose, say)
+        args = dict(warehouse=self.location, policy_specs=[chosen.spec_json()], run_ids=list(runs) if runs else None)
+        if orchestration.prefect:
+            from scorelake.flows.ingest import rescore_flow
+
+            result = rescore_flow(**args)
+        else:
+            from scorelake.flows.flow_bodies import InProcess, rescore_policies
+
+            result = rescore_policies(InProcess(), **args)
+        return {"policy": chosen.name, "policy_id": chosen.id, "scored": result["scored"][chosen.name],
+                "converted": converted and str(converted), "ran": orchestration.describe()}
+
+    def compact(self) -> None:
+        """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""
+        from scorelake.transforms.pipeline import prepare_for_writing
+
+        self._writable()
+        self.migrate()
+        store = self._store
+        store.require()
+        with store.writer_lock():
+            prepare_for_writing(store)
+            store.compact()
+            store.build_views()
+
+
+def open(location: str | Path | None = None, as_of: str | int | None = None) -> Warehouse:  # noqa: A001
+    """The warehouse at ``location`` (a directory, relative to the current one, or a URL such as
+    ``s3://bucket/prefix``; default ``$SCORELAKE_WAREHOUSE``, else ``data/warehouse``), as it
+    stands, or as it stood at ``as_of`` (a version or an ISO timestamp)."""
+    return Warehouse(location, as_of)
+

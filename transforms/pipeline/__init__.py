@@ -1,0 +1,19 @@
+"""The steps the flows orchestrate (ingest, re-score, check, conversion), free of Prefect."""
+
+from scorelake.transforms.pipeline._check import task_id_warnings, verify
+from scorelake.transforms.pipeline._ingest import (
+    IngestedRun,
+    IngestPlan,
+    SessionReport,
+    commit_ingested,
+    ingest_session,
+    plan_ingest,
+    record_refusals,
+)
+from scorelake.transforms.pipeline._migrate import migrate, prepare_for_writing
+from scorelake.transforms.pipeline._policies import check_policy, find_policy, save_policy, stored_policies
+from scorelake.transforms.pipeline._rescore import rescore, score_and_count
+
+__all__ = ["IngestPlan", "IngestedRun", "SessionReport", "check_policy", "commit_ingested", "find_policy",
+           "ingest_session", "migrate", "plan_ingest", "prepare_for_writing", "record_refusals", "rescore",
+           "save_policy", "score_and_count", "stored_policies", "task_id_warnings", "verify"]

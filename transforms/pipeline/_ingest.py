@@ -1,0 +1,98 @@
+"""Ingest, step by step: plan which sessions are new or changed, read and score one, commit a
+batch of them. Nothing here knows about Prefect, so each step is testable on its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import polars as pl
+
+from scorelake.transforms.columns import frame
+from scorelake.transforms.pipeline._check import task_id_warnings
+from scorelake.transforms.pipeline._rescore import score_and_count
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.sources import READERS, Session, session_fingerprint
+from scorelake.transforms.warehouse import RUN_TABLES, Store, new_generation
+
+
+@dataclass
+class SessionReport:
+    run_id: str
+    status: str
+    scenarios: int
+    quarantined: int
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestedRun:
+    """A session read and scored, not yet committed: its ``runs`` row and its rows of ``RUN_TABLES``."""
+
+    report: SessionReport
+    run: pl.DataFrame
+    tables: dict[str, pl.DataFrame]
+
+
+@dataclass
+class IngestPlan:
+    todo: list[Session]
+    unchanged: list[Session]
+    # (session, reason) for sessions that cannot be ingested as they stand
+    refused: list[tuple[Session, str]]
+
+
+def plan_ingest(wh: Store, sessions: list[Session], force: bool = False) -> IngestPlan:
+    """Which sessions are new or changed since their last ingest (by stat fingerprint)."""
+    committed = {r["run_id"]: r for r in wh.committed_runs().iter_rows(named=True)}
+    todo, unchanged, refused = [], [], []
+    seen: dict[str, Session] = {}
+    for session in sessions:
+        path = str(session.path.resolve())
+        if session.run_id in seen:
+            refused.append((session, f"duplicate run id: also found at {seen[session.run_id].path}"))
+            continue
+        seen[session.run_id] = session
+        stored = committed.get(session.run_id)
+        if stored is not None and stored["session_path"] != path:
+            refused.append((session, f"duplicate run id: already ingested from {stored['session_path']}"))
+        elif not force and stored is not None and stored["fingerprint"] == session_fingerprint(session):
+            unchanged.append(session)
+        else:
+            todo.append(session)
+    return IngestPlan(todo, unchanged, refused)
+
+
+
+def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
+    """Read a session and score it under every policy, as one new generation."""
+    tables = READERS[session.kind](session, new_generation())
+    scenarios = tables.scenarios.lazy()
+    scored = [score_and_count(scenarios, policy) for policy in policies]
+    report = SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
+                           [str(e) for e in tables.errors], list(task_id_warnings(scenarios).values()))
+    rows = {"scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine,
+            **{table: pl.concat([s[table] for s in scored]) for table in ("scores", "rate_counts")}}
+    return IngestedRun(report, frame("runs", [tables.run]), rows)
+
+
+def commit_ingested(wh: Store, batch: list[IngestedRun]) -> None:
+    """Commit a batch of ingested sessions: one Delta commit per table, ``runs`` last (the switch)."""
+    if batch:
+        wh.commit_runs(pl.concat([r.run for r in batch]),
+                       {table: pl.concat([r.tables[table] for r in batch]) for table in RUN_TABLES})
+        wh.record("ingest", f"{len(batch)} runs: {', '.join(sorted(r.report.run_id for r in batch))}")
+
+
+def record_refusals(wh: Store, refused: list[tuple[Session, str]]) -> None:
+    """The sessions the latest ingest could not take, replacing the previous list (when it changed:
+    an ingest with nothing to do writes nothing)."""
+    rows = [{"run_id": s.run_id, "path": str(s.path), "reason": reason, "refused_at": datetime.now(UTC)}
+            for s, reason in refused]
+    key = ["run_id", "path", "reason"]
+    stored = wh.read("refusals").select(key).collect()
+    if sorted(stored.iter_rows()) != sorted(frame("refusals", rows).select(key).iter_rows()):
+        wh.replace("refusals", frame("refusals", rows))
+
+

@@ -1,0 +1,49 @@
+"""Scoring policies as stored in the warehouse: a name bound to one content, and back."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+
+from scorelake.transforms.columns import frame
+from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.scoring import Policy
+from scorelake.transforms.warehouse import Store
+
+
+def stored_policies(wh: Store) -> list[Policy]:
+    """Every stored policy, ``recorded`` first; the recorded policy always exists."""
+    specs = wh.read("policies").sort("created_at").unique("policy_id", keep="first", maintain_order=True).collect()
+    policies = [Policy.from_spec_json(s) for s in specs["spec_json"]]
+    recorded = Policy()
+    return [recorded] + [p for p in policies if p.id != recorded.id]
+
+
+def check_policy(wh: Store, policy: Policy) -> None:
+    """A name is bound to one content, and one content to one name."""
+    for existing in stored_policies(wh):
+        if existing.name == policy.name and existing.id != policy.id:
+            raise InvalidArgument(f"policy '{policy.name}' already exists with other settings; choose another name")
+        if existing.id == policy.id and existing.name != policy.name:
+            raise InvalidArgument(f"policy '{policy.name}' has the same settings as stored policy '{existing.name}'")
+
+
+def save_policy(wh: Store, policy: Policy) -> bool:
+    """Store a policy; False if it was stored already. Scores are visible only for stored policies,
+    so storing one after its scores are written makes a new policy appear whole or not at all."""
+    check_policy(wh, policy)
+    if wh.read("policies").filter(pl.col("policy_id") == policy.id).select(pl.len()).collect().item():
+        return False
+    row = {"policy_id": policy.id, "name": policy.name, "spec_json": policy.spec_json(),
+           "created_at": datetime.now(UTC)}
+    wh.append("policies", frame("policies", [row]))
+    return True
+
+
+def find_policy(wh: Store, name: str) -> Policy:
+    for policy in stored_policies(wh):
+        if name in (policy.name, policy.id):
+            return policy
+    raise NotFound(f"no stored policy named '{name}'")
+

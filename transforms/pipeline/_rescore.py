@@ -1,0 +1,87 @@
+"""Re-scoring stored runs from the tables alone, a batch of runs at a time."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import polars as pl
+
+from scorelake.transforms.errors import NotFound
+from scorelake.transforms.scoring import SCENARIO_FACTS, Policy, as_scores, rate_counts, with_scores
+from scorelake.transforms.warehouse import Store
+
+
+def score_and_count(scenarios: pl.LazyFrame, policy: Policy) -> dict[str, pl.DataFrame]:
+    """The ``scores`` rows of ``scenarios`` under ``policy`` and their ``rate_counts``, in one pass."""
+    scored = with_scores(scenarios, policy)
+    scores, counts = pl.collect_all([scored.pipe(as_scores), rate_counts(scored)])
+    return {"scores": scores, "rate_counts": counts}  # written in this order: see rescore
+
+
+def count_stored(wh: Store, runs: pl.DataFrame, policy_id: str) -> pl.DataFrame:
+    """``rate_counts`` of scores already stored, with the scenario facts they need."""
+    key = ["run_id", "generation", "scenario_name"]
+    facts = wh.scan("scenarios", runs).select(*key, *SCENARIO_FACTS)
+    scores = wh.scan("scores", runs).filter(pl.col("policy_id") == policy_id)
+    return rate_counts(scores.join(facts, on=key)).collect()
+
+
+RESCORE_BATCH_ROWS = 250_000  # bounds memory: the store is scored a batch of runs at a time
+
+
+def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
+    """Consecutive slices of ``runs`` holding at most ``max_rows`` scenarios (or one larger run)."""
+    if runs.is_empty():
+        return []
+    batches, start, rows = [], 0, 0
+    counts = runs["n_scenarios"].fill_null(0).to_list()
+    for i, n in enumerate(counts):
+        if rows and rows + n > max_rows:
+            batches.append(runs.slice(start, i - start))
+            start, rows = i, 0
+        rows += n
+    return batches + [runs.slice(start)]
+
+
+def _append_all(wh: Store, tables: dict[str, pl.DataFrame]) -> None:
+    for table, rows in tables.items():  # in their order: scores before their counts
+        wh.append(table, rows)
+
+
+def rescore(wh: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
+    """Score stored scenarios under ``policy`` from the tables alone; returns the number scored.
+
+    Runs that already hold scores under this policy for their committed generation are skipped:
+    a policy's id is a hash of everything its verdicts depend on (scorer version included), so
+    those scores could only come out the same. An interrupted re-score thus resumes where it stopped.
+    Scores are written before their rate counts (one commit each per batch of runs), so runs scored
+    but not yet counted (a re-score killed in between, a warehouse older than rate_counts) are
+    counted from the stored scores.
+    """
+    runs = wh.committed_runs()
+    if run_ids:
+        missing = sorted(set(run_ids) - set(runs["run_id"]))
+        if missing:
+            raise NotFound(f"not in the warehouse: {', '.join(missing)}")
+        runs = runs.filter(pl.col("run_id").is_in(run_ids))
+    runs = runs.filter(pl.col("n_scenarios") > 0)
+    scored_runs, counted_runs = (
+        wh.scan(table, runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
+        for table in ("scores", "rate_counts"))
+    scored, committing = 0, None
+    # A batch is committed (scores, then counts) while the next one is scored: delta-rs writes
+    # without holding the GIL. One batch in flight bounds memory.
+    with ThreadPoolExecutor(1) as writer:
+        for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
+            tables = score_and_count(wh.scan("scenarios", batch), policy)
+            if committing:
+                committing.result()
+            committing = writer.submit(_append_all, wh, tables)
+            scored += tables["scores"].height
+        if committing:
+            committing.result()
+    uncounted = runs.join(scored_runs, on="run_id", how="semi").join(counted_runs, on="run_id", how="anti")
+    for batch in _run_batches(uncounted, RESCORE_BATCH_ROWS):
+        wh.append("rate_counts", count_stored(wh, batch, policy.id))
+    return scored
+

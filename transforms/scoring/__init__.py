@@ -1,0 +1,18 @@
+"""Scoring as the upstream runner scores: the signals as Polars expressions (composed with
+``.pipe``), ACTION_MATCH's comparator, policies, and the rate counts a set of scores adds up to."""
+
+from scorelake.transforms.scoring._action_match import (
+    SCORER_VERSION,
+    ActionMatch,
+    ActionMatchUndefined,
+    TextFlags,
+    compare,
+    match_scalar,
+)
+from scorelake.transforms.scoring._policy import RECORDED, Policy
+from scorelake.transforms.scoring._rollup import SCENARIO_FACTS, rate_counts
+from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
+from scorelake.transforms.scoring._signals import as_scores, with_scores
+
+__all__ = ["NEMO_SIGNALS", "RECORDED", "SCENARIO_FACTS", "SCORER_VERSION", "ActionMatch", "ActionMatchUndefined",
+           "Policy", "Signal", "TextFlags", "as_scores", "compare", "match_scalar", "rate_counts", "with_scores"]

@@ -1,0 +1,115 @@
+"""Reading input files safely: bad files become ``BadInput`` naming the file and the reason."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+import polars as pl
+from pydantic import ValidationError
+
+MAX_FILE_BYTES = int(os.environ.get("SCORELAKE_MAX_FILE_BYTES", 64 * 1024 * 1024))
+
+
+class BadInput(Exception):
+    """A file that cannot be used, with the reason in words a user can act on."""
+
+    def __init__(self, file: str, reason: str, error: str = ""):
+        super().__init__(f"{file}: {reason}" + (f" ({error})" if error else ""))
+        self.file, self.reason, self.error = file, reason, error
+
+    def quarantine_row(self, run_id: str, generation: str, scenario: str | None) -> dict[str, Any]:
+        return {"run_id": run_id, "generation": generation, "scenario_name": scenario,
+                "file": self.file, "reason": self.reason, "error": self.error}
+
+
+def read_bytes(path: Path, root: Path) -> bytes:
+    """A file's bytes, refusing symlinks that leave ``root``, loops, non-files and oversized files.
+
+    The common case (a plain file) costs one open and one fstat; symlinks take the slow path.
+    """
+    rel = lambda: os.path.relpath(path, root)  # noqa: E731  (only built for an error)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise BadInput(rel(), "missing file") from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # ELOOP: the file itself is a symlink
+            raise BadInput(rel(), "unreadable path", str(exc)) from None
+        return read_bytes(_resolve_inside(path, root, rel), root)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(rel(), "not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise BadInput(rel(), "file too large", f"{st.st_size} bytes > limit {MAX_FILE_BYTES}")
+        if st.st_size == 0:
+            raise BadInput(rel(), "empty file")
+        return fh.read()
+
+
+def _resolve_inside(path: Path, root: Path, rel: Callable[[], str]) -> Path:
+    """Where a symlink leads, if that is inside ``root``."""
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except FileNotFoundError:
+        raise BadInput(rel(), "missing file", "dangling symlink") from None
+    except (RuntimeError, OSError) as exc:  # a symlink loop, permissions
+        raise BadInput(rel(), "unreadable path", str(exc)) from None
+    if not resolved.is_relative_to(Path(root).resolve()):
+        raise BadInput(rel(), "symlink points outside the run directory", str(resolved))
+    return resolved
+
+
+def check_directory(path: Path, root: Path) -> None:
+    """A scenario directory (or one inside it) that is a symlink must stay inside ``root``."""
+    if os.path.islink(path):
+        _resolve_inside(path, root, lambda: os.path.relpath(path, root))
+
+
+def load_json(path: Path, root: Path) -> Any:
+    data = read_bytes(path, root)
+    try:
+        return parse_json_bytes(data)
+    except UnicodeDecodeError as exc:
+        raise BadInput(os.path.relpath(path, root), "not UTF-8", str(exc)) from None
+    except ValueError as exc:
+        raise BadInput(os.path.relpath(path, root), "invalid JSON", str(exc)) from None
+
+
+def validate(model: type, doc: Any, file: str) -> Any:
+    try:
+        return model.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "<root>"
+        raise BadInput(file, f"schema violation at {where}: {first['msg']}", f"{exc.error_count()} error(s)") from None
+
+
+@dataclass
+class SessionTables:
+    run: dict[str, Any]
+    scenarios: pl.DataFrame
+    verdicts: pl.DataFrame
+    quarantine: pl.DataFrame
+    errors: list[BadInput] = field(default_factory=list)
+
+
+def parse_json_bytes(data: bytes) -> Any:
+    """Parse JSON the way the upstream writer's ``json`` module round-trips it.
+
+    orjson is the fast path; Python's ``json.dump`` can also emit ``NaN``/``Infinity`` and
+    integers beyond 64 bits, which orjson rejects, so those fall back to the stdlib parser.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        import json
+
+        return json.loads(data.decode("utf-8"))
+

@@ -1,0 +1,66 @@
+"""The commit log: every write step ends with a row in ``commits`` naming what it did and the
+version of every table; that row's Delta version is the warehouse version ``--as-of`` takes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+
+from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.warehouse._tables import TABLES, retrying
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One write step as ``commits`` recorded it: the warehouse version and each table's version."""
+
+    version: int
+    committed_at: datetime
+    operation: str
+    detail: str
+    table_versions: dict[str, int]
+
+
+class History:
+    # ---- the commit log ---------------------------------------------------------------------
+    def record(self, operation: str, detail: str) -> None:
+        """End a write step: a row in ``commits`` naming what it did and the version of every table."""
+        from deltalake import CommitProperties
+
+        versions = {t: self.delta_table(t).version() for t in TABLES if t != "commits"}
+        row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
+               "table_versions": json.dumps(versions, sort_keys=True)}
+        metadata = CommitProperties(custom_metadata={f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"})
+        retrying(lambda: self._write("commits", pl.DataFrame([row]), mode="append", commit_properties=metadata))
+
+    def log(self) -> list[Commit]:
+        """Every recorded write step, oldest first; its version is the ``commits`` table's."""
+        entries = [h for h in self.delta_table("commits").history() if "scorelake.operation" in h]
+        return sorted((Commit(h["version"], datetime.fromtimestamp(h["timestamp"] / 1000, UTC),
+                              h["scorelake.operation"], h["scorelake.detail"],
+                              json.loads(h["scorelake.table_versions"])) for h in entries),
+                      key=lambda c: c.version)
+
+    def as_of(self, when: str) -> Commit:
+        """The write step the warehouse stood at: a version ``scorelake log`` lists, or the last
+        step at or before a timestamp (ISO 8601; a date means its end; UTC unless it says)."""
+        log = self.log()
+        if when.isdigit():
+            found = [c for c in log if c.version == int(when)]
+            if not found:
+                raise NotFound(f"no warehouse version {when} (`scorelake log` lists them)")
+            return found[0]
+        try:
+            moment = datetime.fromisoformat(when)
+        except ValueError:
+            raise InvalidArgument(f"--as-of takes a version number or an ISO timestamp, not '{when}'") from None
+        if len(when) == 10:  # a date: as the warehouse stood at the end of that day
+            moment += timedelta(days=1) - timedelta(microseconds=1)
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        before = [c for c in log if c.committed_at <= moment]
+        if not before:
+            raise NotFound(f"the warehouse has no version as old as {when}")
+        return before[-1]

@@ -1,0 +1,224 @@
+"""The Delta tables: where they are, reading their committed rows, and the commit protocol.
+
+``runs`` is the commit point across tables (Delta has none spanning tables): a run's rows in the
+other tables carry the ``generation`` of the ingest that wrote them and count only while that is
+the run's generation in ``runs``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Iterable
+
+import polars as pl
+
+from scorelake.transforms.columns import SCHEMAS, empty_frame
+from scorelake.transforms.errors import WarehouseMissing
+
+TABLES = tuple(SCHEMAS)
+# Rows keyed by (run_id, generation): visible while their generation is the run's committed one.
+RUN_TABLES = ("scenarios", "verdicts", "quarantine", "scores", "rate_counts")
+# What vacuum keeps: files and log entries of the last 90 days stay readable with --as-of.
+HISTORY_DAYS = 90
+TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} days",
+                "delta.logRetentionDuration": f"interval {HISTORY_DAYS} days"}
+COMMIT_RETRIES = 10
+DB_FILE = "scorelake.duckdb"  # local only: the view database (see _views)
+
+
+def default_location() -> str:
+    """``$SCORELAKE_WAREHOUSE``, else ``data/warehouse`` under the current directory."""
+    return os.environ.get("SCORELAKE_WAREHOUSE") or "data/warehouse"
+
+
+def new_generation() -> str:
+    """Sortable by time (the ingest that wrote it), unique by its random tail."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + secrets.token_hex(3)
+
+
+def sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def is_in(column: str, values: Iterable[str]) -> str:
+    """A Delta predicate: ``column`` is one of ``values``."""
+    return f"{column} IN ({', '.join(sql_literal(v) for v in sorted(set(values)))})"
+
+
+def retrying(commit):
+    """``commit()``, run again on a fresh read of the table when it failed to land because another
+    writer's commit (on object storage, where writers do not wait for each other) touched what it
+    read or took the next version past delta-rs's own retries."""
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(COMMIT_RETRIES):
+        try:
+            return commit()
+        except CommitFailedError:
+            if attempt == COMMIT_RETRIES - 1:
+                raise
+            # backing off at random, so writers that collided do not collide again in step
+            time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** attempt)))
+
+
+def delta_schema(table: str):
+    """The table's declared schema as Delta's (through arro3: no pyarrow on the write path)."""
+    from arro3.core import Table
+    from deltalake import Schema
+
+    return Schema.from_arrow(Table.from_arrow(empty_frame(table)).schema)
+
+
+def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` in the table's declared columns and types, the Delta table's schema."""
+    return df.select(pl.col(name).cast(dtype) for name, dtype in SCHEMAS[table].items())
+
+
+
+class Tables:
+    def __init__(self, location: Path | str | None = None):
+        location = str(location) if location is not None else default_location()
+        if "://" in location and not location.startswith("file://"):
+            self.location = location.rstrip("/")
+            self.root: Path | None = None  # object storage: no local files, no view database
+        else:
+            self.root = Path(location.removeprefix("file://")).absolute()
+            self.location = str(self.root)
+        self.db_path = self.root / DB_FILE if self.root else None
+        self._loaded: dict[str, object] = {}  # table -> its DeltaTable, brought up to date on each use
+
+    def delta_table(self, table: str, version: int | None = None):
+        """The table's DeltaTable at ``version``, or at its latest version (kept loaded: bringing
+        it up to date reads only the log entries since, where a fresh load replays the log)."""
+        from deltalake import DeltaTable
+
+        if version is not None:
+            return DeltaTable(self.table_uri(table), version=version)
+        if table in self._loaded:
+            self._loaded[table].update_incremental()
+        else:
+            self._loaded[table] = DeltaTable(self.table_uri(table))
+        return self._loaded[table]
+
+    @property
+    def is_local(self) -> bool:
+        return self.root is not None
+
+    def table_uri(self, table: str) -> str:
+        return f"{self.location}/{table}"
+
+    # ---- layout -------------------------------------------------------------------------
+    def exists(self) -> bool:
+        if self.is_local:
+            return self.db_path.exists()
+        from deltalake import DeltaTable
+
+        return DeltaTable.is_deltatable(self.table_uri("runs"))
+
+    def require(self) -> None:
+        if not self.exists():
+            raise WarehouseMissing(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)")
+        if self.legacy_tables():
+            raise WarehouseMissing(f"{self.location} is in scorelake's former table format: convert it with "
+                                    "`scorelake migrate` (any write command does it too)")
+
+    def legacy_tables(self) -> Path | None:
+        """The folder of a warehouse in scorelake's former table format, if this is one."""
+        folder = self.root / "tables" if self.is_local else None
+        return folder if folder and (folder / "runs").is_dir() else None
+
+    def schema_file(self, table: str) -> Path:
+        return self.root / ".schemas" / f"{table}.parquet"
+
+    def init(self) -> None:
+        """Create the tables this warehouse lacks. A table whose declared schema changed (a newer
+        scorelake) is rewritten to it in one commit, new columns NULL."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import DeltaError, TableNotFoundError
+
+        for table in TABLES:
+            uri, declared = self.table_uri(table), delta_schema(table)
+            try:
+                stored = self.delta_table(table).schema()
+            except TableNotFoundError:
+                try:
+                    DeltaTable.create(uri, declared, configuration=TABLE_CONFIG)
+                except DeltaError:  # created by another writer on object storage just now
+                    if not DeltaTable.is_deltatable(uri):
+                        raise
+                continue
+            if stored.to_json() != declared.to_json():
+                rows = pl.concat([empty_frame(table), pl.read_delta(uri)], how="diagonal_relaxed")
+                self._write(table, rows, mode="overwrite", schema_mode="overwrite")
+        self._write_schema_files()
+
+    def _write_schema_files(self) -> None:
+        for table in TABLES if self.is_local else ():
+            path = self.schema_file(table)
+            if not path.exists() or pl.read_parquet_schema(path) != empty_frame(table).schema:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
+                empty_frame(table).write_parquet(tmp)
+                os.replace(tmp, path)
+
+    # ---- reading --------------------------------------------------------------------------
+    def read(self, table: str, version: int | None = None) -> pl.LazyFrame:
+        """The table's rows at ``version`` (default: the current one)."""
+        if not self.is_local:
+            return pl.scan_delta(self.delta_table(table, version))
+        # Locally, its files as plain Parquet (scorelake writes neither deletion vectors nor
+        # partitions): Polars' Delta reader would import pyarrow, 50 ms on every command.
+        files = self.files(table, version)
+        return pl.scan_parquet(files) if files else empty_frame(table).lazy()
+
+    def committed_runs(self) -> pl.DataFrame:
+        """Each run's committed row (should two writers have committed one run at once: the newer)."""
+        return (self.read("runs").collect().sort("generation", descending=True)
+                .unique("run_id", keep="first", maintain_order=True).sort("run_id"))
+
+    def scan(self, table: str, runs: pl.DataFrame) -> pl.LazyFrame:
+        """The visible rows of ``table`` for the given committed runs. The run_id filter reaches into
+        the Parquet reader (rows of other runs are never decoded); the join keeps the committed generation."""
+        return self.read(table).filter(pl.col("run_id").is_in(runs["run_id"].implode())).join(
+            runs.select("run_id", "generation").lazy(), on=["run_id", "generation"], how="semi")
+
+    def files(self, table: str, version: int | None = None) -> list[str]:
+        return self.delta_table(table, version).file_uris()
+
+    # ---- writing -------------------------------------------------------------------------
+    def _write(self, table: str, df: pl.DataFrame, **options) -> None:
+        from deltalake import write_deltalake
+
+        write_deltalake(self.delta_table(table), conform(table, df), **options)
+
+    def append(self, table: str, df: pl.DataFrame) -> None:
+        if not df.is_empty():  # a commit that failed did not land, so writing again adds no duplicate
+            retrying(lambda: self._write(table, df, mode="append"))
+
+    def replace(self, table: str, df: pl.DataFrame) -> None:
+        """The whole table replaced by ``df``, in one commit."""
+        retrying(lambda: self._write(table, df, mode="overwrite"))
+
+    def delete(self, table: str, predicate: str) -> None:
+        retrying(lambda: self.delta_table(table).delete(predicate))
+
+    def commit_runs(self, runs: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> None:
+        """Commit a batch of ingested runs: their rows of ``RUN_TABLES`` (of the generations in
+        ``runs``), then their ``runs`` rows, then the removal of the rows they replace."""
+        for table in RUN_TABLES:
+            self.append(table, tables[table])
+        run_ids = runs["run_id"].to_list()
+
+        def switch() -> set[str]:
+            replaced = self.read("runs").filter(pl.col("run_id").is_in(run_ids)).select("generation").collect()
+            self._write("runs", runs, mode="overwrite", predicate=is_in("run_id", run_ids))
+            return set(replaced["generation"])
+
+        dead = retrying(switch) - set(runs["generation"])
+        for table in RUN_TABLES if dead else ():
+            self.delete(table, is_in("generation", dead))

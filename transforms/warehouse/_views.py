@@ -1,0 +1,206 @@
+"""The DuckDB views over the tables (``sql/``, package data): a view database beside a local
+warehouse's tables, or views bound in memory (object storage, a past version)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import shutil
+from contextlib import contextmanager
+from functools import cache
+from importlib.resources import files as package_files
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+import polars as pl
+
+from scorelake.transforms.errors import NotFound
+from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, sql_literal
+
+SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one view per file
+FILES_TABLE = "scorelake_files"  # in the view database: the files its views read
+
+
+@cache
+def sql_text(*parts: str) -> str:
+    """A file of the ``scorelake.sql`` package, e.g. ``sql_text("queries", "run.sql")``."""
+    return package_files("scorelake.sql").joinpath(*parts).read_text(encoding="utf-8")
+
+
+@cache
+def sql_files(folder: str) -> tuple[tuple[str, str], ...]:
+    """(stem, text) of every ``.sql`` file in a folder of ``scorelake.sql``, by name."""
+    found = [f for f in package_files("scorelake.sql").joinpath(folder).iterdir() if f.name.endswith(".sql")]
+    return tuple((f.name.removesuffix(".sql"), f.read_text(encoding="utf-8")) for f in sorted(found, key=lambda f: f.name))
+
+
+class Views:
+    # ---- DuckDB views ----------------------------------------------------------------------
+    def view_sql(self) -> list[tuple[str, str]]:
+        """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file, its
+        ``{{ table }}`` placeholders naming the relation ``delta_<table>`` (see ``table_views``).
+
+        Views are ordered so that each comes after the views its body names.
+        """
+        statements = list(sql_files("macros"))
+        bodies = {}
+        for layer in SQL_LAYERS:
+            for stem, text in sql_files(layer):
+                body = re.sub(r";\s*$", "", text.strip())
+                bodies[stem] = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: f"delta_{m.group(1)}", body)
+        words = {name: set(re.findall(r"\w+", body)) for name, body in bodies.items()}
+        names = {name: [other for other in bodies if other != name and other in words[name]] for name in bodies}
+        done: set[str] = set()
+
+        def add(name: str, trail: tuple[str, ...] = ()) -> None:
+            if name in done:
+                return
+            if name in trail:
+                raise ValueError(f"views depend on each other in a cycle: {' -> '.join(trail + (name,))}")
+            for other in names[name]:
+                add(other, trail + (name,))
+            done.add(name)
+            statements.append((name, f"CREATE OR REPLACE VIEW {name} AS\n{bodies[name]}"))
+
+        for name in bodies:
+            add(name)
+        return statements
+
+    def view_files(self, versions: dict[str, int] | None = None) -> dict[str, list[str]]:
+        """Per table, the files its view reads: its files at a version (default: the current one),
+        or its schema file while it has none. (Not the schema file beside the files: files of two
+        writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
+        return {table: self.files(table, (versions or {}).get(table)) or [self.schema_file(table).as_posix()]
+                for table in TABLES}
+
+    @staticmethod
+    def table_views(files: dict[str, list[str]]) -> list[tuple[str, str]]:
+        """(name, statement): a view ``delta_<table>`` per table over ``files``: plain Parquet, so
+        any DuckDB client reads the view database, no Delta reader needed."""
+        return [(f"delta_{table}", f"CREATE OR REPLACE VIEW delta_{table} AS SELECT * FROM "
+                                   f"read_parquet([{', '.join(sql_literal(f) for f in paths)}])")
+                for table, paths in files.items()]
+
+    def build_views(self) -> None:
+        """Write the view database beside the old one and rename it into place (local only: on
+        object storage each command binds the views in memory, see ``connect``).
+
+        Only the ``delta_<table>`` views name files, so when the other views are those the old
+        database holds, a copy of it gets new ``delta_<table>`` views (binding every view anew
+        costs 0.1 s), and nothing is written when those name the same files either. Readers
+        holding the old file keep reading it (its files stay until vacuum, 90 days on); a rename
+        never waits for their locks.
+        """
+        if not self.is_local:
+            return
+        files = self.view_files()
+        views, tables = self.view_sql(), self.table_views(files)
+        stamps = [hashlib.sha256(repr(part).encode()).hexdigest() for part in (views, tables)]
+        stamp_file = self.root / ".views.sha256"
+        built = stamp_file.read_text().split() if self.db_path.exists() and stamp_file.exists() else []
+        if built == stamps:
+            return
+        same_views = built[:1] == stamps[:1]
+        tmp = self.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
+        try:
+            if same_views:
+                shutil.copyfile(self.db_path, tmp)
+            with duckdb.connect(str(tmp)) as con:
+                for _, statement in tables if same_views else tables + views:
+                    con.execute(statement)
+                # the files a reader may open, and nothing else (see connect)
+                con.execute(f"CREATE OR REPLACE TABLE {FILES_TABLE} AS SELECT unnest($files) AS path",
+                            {"files": sorted(f for paths in files.values() for f in paths)})
+                con.execute("CHECKPOINT")
+            os.replace(tmp, self.db_path)
+            stamp_file.write_text(" ".join(stamps))
+        finally:
+            tmp.unlink(missing_ok=True)
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
+
+    def query(self, con: duckdb.DuckDBPyConnection, name: str, **params: object) -> pl.DataFrame:
+        """Run ``sql/queries/<name>.sql`` with named ``$parameters``."""
+        # Through the Arrow C stream interface: no pyarrow import on a read command's path.
+        return pl.DataFrame(con.sql(sql_text("queries", f"{name}.sql"), params=params))
+
+    @contextmanager
+    def connect(self, as_of: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection to the views that cannot touch files outside the tables: the
+        view database of a local warehouse at its current version; otherwise (object storage, or
+        ``as_of`` a past version) views bound in memory to the tables at that version."""
+        self.require()
+        con = None
+        if self.is_local and as_of is None:
+            con = duckdb.connect(str(self.db_path), read_only=True)
+            files = [path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()]
+            if self._outside(files):  # a copied or moved warehouse: its view database names the old place
+                con.close()
+                con = None
+        if con is None:
+            con, files = self._bound_in_memory(as_of)
+        try:
+            # Exactly the tables' files, not their folders: a COPY TO could add a commit to a _delta_log.
+            con.execute(f"SET allowed_paths = [{', '.join(sql_literal(f) for f in files)}]")
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+            yield con
+        finally:
+            con.close()
+
+    def _outside(self, files: list[str]) -> list[str]:
+        """The files of ``files`` that are not under this warehouse's root."""
+        return [f for f in files if not Path(f).is_relative_to(self.root)]
+
+    def view_problems(self) -> list[str]:
+        """A local view database that reads files outside this warehouse (the warehouse was copied
+        or moved: reads bind the views in memory meanwhile), in words."""
+        if not self.is_local or not self.db_path.exists():
+            return []
+        with duckdb.connect(str(self.db_path), read_only=True) as con:
+            outside = self._outside([path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()])
+        if not outside:
+            return []
+        return [f"the view database {self.db_path} reads {len(outside)} files outside this warehouse (e.g. "
+                f"{outside[0]}): the warehouse was copied or moved; `scorelake compact` (or any write) rebuilds it"]
+
+    def _arrow_dataset(self, table: str, version: int | None):
+        """The table at ``version`` as an Arrow dataset, strings read as string views: the type of
+        the constants DuckDB pushes into its filters (plain strings would fail to compare)."""
+        import pyarrow as pa
+
+        def as_view(dtype):
+            if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+                return pa.string_view()
+            if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+                return pa.list_(as_view(dtype.value_type))
+            return dtype
+
+        dt = self.delta_table(table, version)
+        schema = pa.schema([f.with_type(as_view(f.type)) for f in pa.schema(dt.schema().to_arrow())])
+        return dt.to_pyarrow_dataset(schema=schema)
+
+    def _bound_in_memory(self, as_of: str | None) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
+        """An in-memory database with the views over each table at ``as_of``, and the local files they read."""
+        from deltalake.exceptions import DeltaError
+
+        commit = self.as_of(as_of) if as_of else None
+        versions = {**commit.table_versions, "commits": commit.version} if commit else {}
+        con = duckdb.connect()
+        try:
+            files = self.view_files(versions) if self.is_local else {}
+            tables = self.table_views(files)
+            for table in TABLES if not self.is_local else ():
+                # DuckDB reads object storage only through an extension: hand it Arrow datasets
+                con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
+            for _, statement in tables + self.view_sql():
+                con.execute(statement)
+        except (DeltaError, OSError, duckdb.IOException) as exc:
+            con.close()
+            if commit is None:
+                raise
+            raise NotFound(f"warehouse version {commit.version} is no longer readable: compaction has vacuumed "
+                           f"its files (history is kept {HISTORY_DAYS} days) [{str(exc).splitlines()[0]}]") from exc
+        return con, sorted(f for paths in files.values() for f in paths)
