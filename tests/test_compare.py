@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from scorelake.flows.cli import app
-from tests.conftest import upstream_metrics
 from scorelake.transforms.analysis import mcnemar_exact, newcombe_interval
 from scorelake.transforms.scoring import Policy
+from tests.conftest import upstream_metrics
 
 runner = CliRunner()
 BASE, NO_STALL = "eval_20260904_080000", "eval_20260904_093000"

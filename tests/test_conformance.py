@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from scorelake.flows.cli import app
-from tests.conftest import BASELINE, CONFORMANCE, conformance_sessions, summary_rates, upstream_metrics
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources.nemo import RunArgsFile
+from tests.conftest import BASELINE, CONFORMANCE, conformance_sessions, summary_rates, upstream_metrics
 
 SESSIONS = conformance_sessions()
 SCENARIOS = [(s, m["scenario_name"]) for s in SESSIONS for m in upstream_metrics(s)]

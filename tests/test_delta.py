@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from scorelake.flows.cli import app
-from tests.conftest import CONFORMANCE
 from scorelake.transforms.warehouse import Store
+from tests.conftest import CONFORMANCE
 
 runner = CliRunner()
 MIXED = "eval_20260902_091500"

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 from scorelake.flows.cli import app
 from scorelake.flows.flow_bodies import InProcess, ingest
 from scorelake.flows.ingest import ingest_flow
-from tests.conftest import SHARED
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.warehouse import Store
+from tests.conftest import SHARED
 
 EXTERNAL = SHARED / "external"
 ORCHESTRA = EXTERNAL / "tau2/web/leaderboard/public/submissions/toolorchestra_nvidia_2025-12-02"

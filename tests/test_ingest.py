@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from scorelake.flows.cli import app
 from scorelake.flows.ingest import ingest_flow
-from tests.conftest import CONFORMANCE, summary_rates
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.warehouse import Store
+from tests.conftest import CONFORMANCE, summary_rates
 
 MIXED = "eval_20260902_091500"
 RESUMED = "eval_20260903_140200"

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 import scorelake.transforms.sources._files as source_files
 from scorelake.flows.ingest import ingest_flow
-from tests.conftest import CONFORMANCE, no_prefect_env
-from scorelake.transforms.sources import Session, list_session, read_session
 from scorelake.transforms.pipeline import score_and_count, verify
 from scorelake.transforms.scoring import Policy
+from scorelake.transforms.sources import Session, list_session, read_session
 from scorelake.transforms.warehouse import TABLES, Store
+from tests.conftest import CONFORMANCE, no_prefect_env
 
 MIXED = "eval_20260902_091500"
 BASELINE = "eval_20260904_080000"

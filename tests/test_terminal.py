@@ -8,11 +8,11 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from scorelake.flows._terminal import Grid, show
 from scorelake.flows.cli import app
 from scorelake.flows.flow_bodies import InProcess, ingest
-from scorelake.flows._terminal import Grid, show
-from tests.conftest import CONFORMANCE, conformance_sessions, summary_rates
 from scorelake.transforms.warehouse import Store
+from tests.conftest import CONFORMANCE, conformance_sessions, summary_rates
 
 runner = CliRunner()
 MIXED, RESUMED = "eval_20260902_091500", "eval_20260903_140200"

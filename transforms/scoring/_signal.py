@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+
 class Signal(StrEnum):
     """``SuccessSignal`` of the upstream runner; member order is the order of ``success_breakdown``."""
 

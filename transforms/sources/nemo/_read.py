@@ -17,7 +17,14 @@ from typing import Any, Callable
 from scorelake.transforms.columns import _MISSING, SCENARIO_COLUMNS, SCENARIO_FILES, Derived, frame
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
 from scorelake.transforms.sources._discover import Session, list_session
-from scorelake.transforms.sources._files import BadInput, SessionTables, check_directory, load_json, read_bytes, validate
+from scorelake.transforms.sources._files import (
+    BadInput,
+    SessionTables,
+    check_directory,
+    load_json,
+    read_bytes,
+    validate,
+)
 from scorelake.transforms.sources.nemo._raw import Invocation, JudgeResultFile, MetadataFile, MetricsFile, RunArgsFile
 
 PREDICTION_FILE = "final_agent_response.json"

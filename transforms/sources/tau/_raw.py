@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Strict, model_validator
 
+
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow")
 
