@@ -22,12 +22,14 @@ from scorelake.flows.cli import (
     WideOpt,
     cell,
     command,
+    emit,
     emitted,
     err,
     fail,
     interval,
     open_warehouse,
     pct,
+    write_output,
 )
 
 
@@ -43,11 +45,18 @@ def sql(
     as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
+    timeout: Annotated[Optional[float], typer.Option(
+        help="Stop the query after this many seconds [default: $SCORELAKE_SQL_TIMEOUT or 300]")] = None,
+    memory_limit: Annotated[Optional[str], typer.Option(
+        help="DuckDB's memory limit for the query, e.g. 8GB [default: $SCORELAKE_SQL_MEMORY or 4GB]")] = None,
 ) -> None:
-    """Run a read-only SQL query against the warehouse's DuckDB views."""
-    from scorelake.flows.cli import emit
+    """Run a read-only SQL query against the warehouse's DuckDB views.
 
-    emit(open_warehouse(warehouse, as_of).sql(query), fmt, wide)
+    Example: scorelake sql "SELECT domain, success_rate FROM domain_rates WHERE run_id = 'eval_20260904_080000'"
+    """
+    import scorelake
+
+    emit(scorelake.open(warehouse, as_of, memory_limit=memory_limit, timeout=timeout).sql(query), fmt, wide)
 
 
 SIGNAL_HEADERS = {"is_action_match": "action match", "db_state_match": "db match",
@@ -55,12 +64,17 @@ SIGNAL_HEADERS = {"is_action_match": "action match", "db_state_match": "db match
                   "judge_passed": "judge passed", "clean_exit": "clean exit", "communicate": "communicate"}
 
 
+# rates --by domain: (header, rate_rollup column prefix) of each rate, in the summary's order
+DOMAIN_RATES = [("success", "success"), ("task", "task"), ("action match", "action_match"),
+                ("db match", "db_state_match"), ("db assertions", "db_state_assertion"),
+                ("nl assertions", "nl_assertion"), ("judge passed", "judge_passed"), ("clean exit", "clean_exit"),
+                ("communicate", "communicate")]
+
+
 def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
-    headers = ["domain", "n", "success", "task", "db match", "db assertions", "nl assertions", "stalled"]
-    cells = [[r["domain"], str(r["scenarios"]), pct(r["success_passed"], r["success_total"]),
-              pct(r["task_passed"], r["task_total"]), pct(r["db_state_match_passed"], r["db_state_match_total"]),
-              pct(r["db_state_assertion_passed"], r["db_state_assertion_total"]),
-              pct(r["nl_assertion_passed"], r["nl_assertion_total"]), str(r["stalled"])] for r in rows]
+    headers = ["domain", "n", *(header for header, _ in DOMAIN_RATES), "stalled"]
+    cells = [[r["domain"], str(r["scenarios"]), *(pct(r[f"{rate}_passed"], r[f"{rate}_total"]) for _, rate in DOMAIN_RATES),
+              str(r["stalled"])] for r in rows]
     return Grid(headers, cells, f"{run_id} (policy {policy})", right=set(headers[1:])).without_empty_columns()
 
 
@@ -79,7 +93,10 @@ def rates(
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
-    """Success, task-success and per-signal rates, per domain or per signal (one table per run)."""
+    """Success, task-success and per-signal rates, per domain or per signal (one table per run).
+
+    Example: scorelake rates --run eval_20260904_080000 --by signal
+    """
     df = open_warehouse(warehouse, as_of).rates(by=by.value, run=run, policy=policy)
     if emitted(df, fmt, wide):
         return
@@ -98,10 +115,13 @@ def summary(
     as_of: AsOfOpt = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
 ) -> None:
-    """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it."""
+    """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it.
+
+    Example: scorelake summary eval_20260904_080000 -o all_summary.txt
+    """
     text = open_warehouse(warehouse, as_of).summary(run, policy)
     if output:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text)
     else:
         sys.stdout.write(text)
 
@@ -116,7 +136,10 @@ def compare_runs(
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
-    """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test."""
+    """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test.
+
+    Example: scorelake compare eval_20260903_140200 eval_20260904_080000 --format csv
+    """
     from scorelake.transforms.analysis import delta_text
 
     c = open_warehouse(warehouse, as_of).compare(run_a, run_b, policy)
@@ -126,7 +149,8 @@ def compare_runs(
             "paired": c.paired, "mcnemar": {"broken": c.mcnemar.broken, "fixed": c.mcnemar.fixed,
                                             "p_value": c.mcnemar.p_value}}, indent=2) + "\n")
         return
-    if emitted(c.deltas, fmt, wide):
+    if fmt is not Format.table or wide:
+        emitted(c.as_table(), fmt, wide)
         return
     headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"]
     cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
@@ -149,7 +173,10 @@ def history(
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
-    """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals."""
+    """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals.
+
+    Example: scorelake history --domain qa
+    """
     df = open_warehouse(warehouse, as_of).history(domain, policy)
     if df.is_empty():
         fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
@@ -173,7 +200,10 @@ def passk(
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
-    """pass^k per run group and domain (k up to the trial count): recomputed and claimed side by side."""
+    """pass^k per run group and domain (k up to the trial count): recomputed and claimed side by side.
+
+    Example: scorelake passk --group default
+    """
     wh = open_warehouse(warehouse, as_of)
     df = wh.passk(group, policy)
     if df.is_empty():
@@ -198,15 +228,21 @@ def report(
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
 ) -> None:
-    """Write a self-contained HTML report: rates across runs, latest vs previous run, stalled scenarios."""
-    out_file.write_text(open_warehouse(warehouse, as_of).report(policy), encoding="utf-8")
+    """Write a self-contained HTML report: rates across runs, latest vs previous run, stalled scenarios.
+
+    Example: scorelake report --out report.html
+    """
+    write_output(out_file, open_warehouse(warehouse, as_of).report(policy))
     err().print(f"report written to {out_file}")
 
 
 @command()
 def check(warehouse: WarehouseOpt = None) -> None:
     """Verify the warehouse: every run's committed rows complete, every stored policy scored, the
-    view database reading only this warehouse's files."""
+    view database reading only this warehouse's files.
+
+    Example: scorelake check -w s3://evals/scorelake
+    """
     wh = open_warehouse(warehouse)
     result = wh.check()
     for problem in result.problems:
@@ -221,7 +257,10 @@ def check(warehouse: WarehouseOpt = None) -> None:
 @command()
 def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: WideOpt = False) -> None:
     """The warehouse versions, oldest first: what each write step did and the table versions it left
-    (any of them is an --as-of VERSION)."""
+    (any of them is an --as-of VERSION).
+
+    Example: scorelake log --format json
+    """
     commits = open_warehouse(warehouse).log()
     df = pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,
                         "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True)}
@@ -246,7 +285,10 @@ POLICY_FIELDS = {"judge_threshold": "threshold", "min_agent_turns": "min turns",
 @command()
 def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatOpt = Format.table,
              wide: WideOpt = False) -> None:
-    """List stored scoring policies."""
+    """List stored scoring policies.
+
+    Example: scorelake policies --format csv
+    """
     stored = open_warehouse(warehouse, as_of).policies()
     if emitted(stored, fmt, wide):
         return

@@ -39,7 +39,10 @@ def ingest(
     In-process when no Prefect API is configured; a Prefect flow run when one is (PREFECT_API_URL or
     a profile), with --prefect, or with --task-runner dask. RUNS_DIR may be a folder of voice-agent
     eval_* sessions or a session folder, a tau2-bench results file or results folder (results.json +
-    simulations/), a tau-bench trajectory file, or a folder of them; formats are recognised by content."""
+    simulations/), a tau-bench trajectory file, or a folder of them; formats are recognised by content.
+
+    Example: scorelake ingest /data/eval_results --group nemotron-v2
+    """
     wh = open_warehouse(warehouse)
     result = wh.ingest(runs_dirs, force=force, group=group, task_runner=task_runner, dask_address=dask_address,
                        prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
@@ -51,6 +54,8 @@ def ingest(
             err().print(f"  [yellow]quarantined[/] {problem}", highlight=False)
         for warning in report["warnings"]:
             err().print(f"  [yellow]warning[/] {warning}", highlight=False)
+    for moved in result["regrouped"]:
+        err().print(f"{moved['run_id']}: unchanged, now in run group {moved['group']}", highlight=False)
     for refused in result["refused"]:
         err().print(f"[red]refused[/] {refused['path']}: {refused['reason']}", highlight=False)
     err().print(f"{len(result['ingested'])} ingested, {len(result['unchanged'])} unchanged, "
@@ -87,7 +92,10 @@ def rescore(
     verbose: VerboseOpt = False,
 ) -> None:
     """Re-score stored runs under a policy from the tables alone (in-process, or a Prefect
-    flow run when an API is configured or with --prefect)."""
+    flow run when an API is configured or with --prefect).
+
+    Example: scorelake rescore --policy lenient-judge --judge-threshold 0.8
+    """
     wh = open_warehouse(warehouse)
     result = wh.rescore(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                         strict_match=strict_match, judge=judge, whitelists=_parse_whitelists(whitelist or []),
@@ -101,7 +109,10 @@ def rescore(
 def compact(warehouse: WarehouseOpt = None) -> None:
     """Compact every table: rows of replaced ingests dropped, small files bin-packed (Delta
     optimize), files older than 90 days of history vacuumed (ingest and rescore do it on their own
-    once the files pile up)."""
+    once the files pile up).
+
+    Example: scorelake compact -w data/warehouse
+    """
     wh = open_warehouse(warehouse)
     wh.compact()
     err().print(f"{wh.location}: compacted ({wh.runs().height} runs)")
@@ -110,7 +121,10 @@ def compact(warehouse: WarehouseOpt = None) -> None:
 @command()
 def migrate(warehouse: WarehouseOpt = None) -> None:
     """Convert a warehouse of scorelake's former table format to Delta tables (the first write
-    command does it too); the old files are kept aside."""
+    command does it too); the old files are kept aside.
+
+    Example: scorelake migrate -w data/warehouse
+    """
     wh = open_warehouse(warehouse)
     kept = wh.migrate()
     if kept is None:
@@ -128,7 +142,10 @@ def serve(
     warehouse: WarehouseOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Serve a Prefect deployment that ingests new runs and re-scores every stored policy on a schedule."""
+    """Serve a Prefect deployment that ingests new runs and re-scores every stored policy on a schedule.
+
+    Example: scorelake serve /data/eval_results --cron '*/30 * * * *'
+    """
     from scorelake.flows import runtime
 
     if (cron is None) == (interval is None):

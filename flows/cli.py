@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Callable, Optional
 
 import polars as pl
@@ -22,8 +24,22 @@ from scorelake.transforms.errors import ScorelakeError
 
 RECORDED = "recorded"  # the built-in policy (scoring.RECORDED)
 
-app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.", no_args_is_help=True,
-                  add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.\n\nStart with `scorelake ingest` "
+                       "(reads ./data/runs into ./data/warehouse), then `scorelake rates`.",
+                  no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        print(f"scorelake {scorelake.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit")] = False) -> None:
+    """Re-score and query stored voice-agent evaluation runs."""
 
 
 @functools.cache
@@ -44,6 +60,20 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def os_error_text(exc: OSError) -> str:
+    """One line from an OSError: its first line and, for a chain of causes (delta-rs), the innermost."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip(" \u21b3") for line in str(exc).splitlines() if line.strip()]
+    return ": ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else type(exc).__name__
+
+
+def write_output(path: Path, text: str) -> None:
+    """``text`` into ``path``, or a clear error when it cannot be written there."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}", 2)
+
+
 def command(*args, **kwargs) -> Callable:
     """``app.command``: scorelake's errors end the command with their message and exit code."""
 
@@ -54,6 +84,8 @@ def command(*args, **kwargs) -> Callable:
                 return fn(*a, **kw)
             except ScorelakeError as exc:
                 fail(str(exc), exc.exit_code)
+            except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
+                fail(os_error_text(exc), 1)
 
         return app.command(*args, **kwargs)(run)
 

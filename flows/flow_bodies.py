@@ -20,11 +20,12 @@ from typing import Callable, Iterator, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.errors import InvalidArgument, NothingFound
 from scorelake.transforms.pipeline import (
     IngestedRun,
     check_policy,
     commit_ingested,
+    group_runs,
     ingest_session,
     plan_ingest,
     prepare_for_writing,
@@ -34,7 +35,7 @@ from scorelake.transforms.pipeline import (
     stored_policies,
 )
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import Session, discover_sessions
+from scorelake.transforms.sources import Session, discover_sessions, printable
 from scorelake.transforms.warehouse import Store
 
 DEFAULT_RUNS = "data/runs"  # under the current directory
@@ -121,7 +122,11 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
     share one group and each tau2 / tau-bench file is its own.
     """
     wh = Store(warehouse)
-    sessions = discover_sessions([Path(p) for p in (runs_dirs or [DEFAULT_RUNS])], group)
+    roots = [Path(p) for p in (runs_dirs or [DEFAULT_RUNS])]
+    sessions = discover_sessions(roots, group)
+    if not sessions:
+        raise NothingFound(f"no run found in {', '.join(map(str, roots))}: expected voice-agent eval_* session folders "
+                           "(with run_args.json), tau2-bench results or tau-bench trajectory files, at any depth")
     with wh.writer_lock():
         prepare_for_writing(wh)
         save_policy(wh, Policy())
@@ -142,6 +147,8 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
                     pending = []
                 bar.advance(job)
         commit_ingested(wh, pending)
+        if plan.regroup:
+            group_runs(wh, plan.regroup)
         if plan.todo:
             wh.compact_if_fragmented()
         wh.build_views()
@@ -149,7 +156,8 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         "warehouse": wh.location,
         "ingested": sorted(reports, key=lambda r: r["run_id"]),
         "unchanged": [s.run_id for s in plan.unchanged],
-        "refused": [{"path": str(s.path), "reason": reason} for s, reason in plan.refused],
+        "regrouped": [{"run_id": s.run_id, "group": s.group} for s in plan.regroup],
+        "refused": [{"path": printable(str(s.path)), "reason": reason} for s, reason in plan.refused],
     }
 
 

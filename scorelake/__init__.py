@@ -11,9 +11,16 @@ The parts: ``scorelake.transforms`` (sources, scoring, warehouse, pipeline, anal
 """
 
 from scorelake._api import CheckResult, Warehouse, open
-from scorelake.transforms.errors import InvalidArgument, NotFound, ScorelakeError, WarehouseBusy, WarehouseMissing
+from scorelake.transforms.errors import (
+    InvalidArgument,
+    NotFound,
+    NothingFound,
+    ScorelakeError,
+    WarehouseBusy,
+    WarehouseMissing,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["CheckResult", "InvalidArgument", "NotFound", "ScorelakeError", "Warehouse", "WarehouseBusy",
+__all__ = ["CheckResult", "InvalidArgument", "NotFound", "NothingFound", "ScorelakeError", "Warehouse", "WarehouseBusy",
            "WarehouseMissing", "__version__", "open"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Sequence
 import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument, NotFound
-from scorelake.transforms.warehouse import Commit, Store
+from scorelake.transforms.warehouse import Commit, QueryLimits, Store, fetch
 
 if TYPE_CHECKING:
     import duckdb
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison
 
 RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
-DEFAULT_RUNS = "data/runs"  # under the current directory, as the default warehouse is
+DEFAULT_RUNS = "data/runs"
+# What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
+READ_STATEMENTS = {"SELECT", "EXPLAIN"}  # under the current directory, as the default warehouse is
 
 
 def _say_nothing(_: str) -> None:
@@ -53,8 +55,14 @@ class Warehouse:
     current version.
     """
 
-    def __init__(self, location: str | Path | None = None, as_of: str | int | None = None):
+    def __init__(self, location: str | Path | None = None, as_of: str | int | None = None, *,
+                 memory_limit: str | None = None, timeout: float | None = None):
         self._store = Store(location)
+        defaults = QueryLimits()
+        self._store.limits = QueryLimits(memory_limit or defaults.memory, defaults.spill,
+                                         defaults.timeout_s if timeout is None else timeout)
+        if self._store.limits.timeout_s <= 0:
+            raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout}")
         self.as_of = None if as_of is None else str(as_of)
         if self.as_of is not None and not self.as_of.strip():
             raise InvalidArgument("as_of is empty: give a version (see `scorelake log`) or a timestamp")
@@ -115,12 +123,13 @@ class Warehouse:
 
         with self.connection() as con:
             try:
-                relation = con.sql(query, params=params)
+                statements = con.extract_statements(query)
+                if len(statements) != 1 or statements[0].type.name not in READ_STATEMENTS:
+                    raise InvalidArgument("one read-only query is allowed (SELECT, WITH, FROM, DESCRIBE, SHOW, "
+                                          "SUMMARIZE, EXPLAIN): the warehouse cannot be changed from here")
+                return fetch(con, query, params, self._store.limits.timeout_s)
             except duckdb.Error as exc:
                 raise InvalidArgument(str(exc).splitlines()[0]) from None
-            if relation is None:
-                raise InvalidArgument("the statement returned no rows (statements that modify the warehouse are refused)")
-            return pl.DataFrame(relation)
 
     def runs(self) -> pl.DataFrame:
         """One row per committed run, oldest session first."""
@@ -264,6 +273,7 @@ class Warehouse:
             if not root.exists():
                 raise InvalidArgument(f"{root}: no such file or directory")
         if dask_address:
+            _require_answering(dask_address)
             task_runner = "dask"
         converted = self.migrate()
         orchestration = runtime.orchestrate(prefect, task_runner, verbose, say)
@@ -296,6 +306,13 @@ class Warehouse:
             return find_policy(self._store, name)
         policy = Policy.checked(name, **defined)
         check_policy(self._store, policy)
+        if policy.whitelists:
+            known = set(self._store.scan("scenarios", self._store.committed_runs()).select("domain").unique()
+                        .collect()["domain"])
+            unknown = sorted(set(policy.whitelists) - known)
+            if unknown:
+                raise InvalidArgument(f"--whitelist names domains no stored run has: {', '.join(unknown)} "
+                                      f"(domains: {', '.join(sorted(known)) or 'none'})")
         return policy
 
     def rescore(self, policy: str | None = None, *, judge_threshold: float | None = None,
@@ -339,9 +356,30 @@ class Warehouse:
             store.build_views()
 
 
-def open(location: str | Path | None = None, as_of: str | int | None = None) -> Warehouse:  # noqa: A001
+def _require_answering(address: str, timeout_s: float = 5.0) -> None:
+    """A Dask scheduler ``tcp://host:port`` that accepts a connection, or a clear error (Prefect's
+    engine would wait 30 s, then fail the flow with a traceback)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or not port:
+        raise InvalidArgument(f"--dask-address {address}: expected tcp://HOST:PORT")
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout_s).close()
+    except OSError as exc:
+        raise InvalidArgument(f"--dask-address {address} does not answer ({exc.strerror or exc})") from None
+
+
+def open(location: str | Path | None = None, as_of: str | int | None = None, *,  # noqa: A001
+         memory_limit: str | None = None, timeout: float | None = None) -> Warehouse:
     """The warehouse at ``location`` (a directory, relative to the current one, or a URL such as
     ``s3://bucket/prefix``; default ``$SCORELAKE_WAREHOUSE``, else ``data/warehouse``), as it
-    stands, or as it stood at ``as_of`` (a version or an ISO timestamp)."""
-    return Warehouse(location, as_of)
+    stands, or as it stood at ``as_of`` (a version or an ISO timestamp). Its queries may take
+    ``memory_limit`` (DuckDB's, e.g. "4GB") and ``timeout`` seconds each (defaults: see ``QueryLimits``)."""
+    return Warehouse(location, as_of, memory_limit=memory_limit, timeout=timeout)
 

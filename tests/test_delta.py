@@ -144,7 +144,8 @@ def assert_answers_as_before(wh: Path, expected: Path) -> None:
     for view in LEGACY_VIEWS:
         assert now[view] == rows(duckdb, f"read_csv('{expected / view}.csv', all_varchar = true)"), view
     assert ok("summary", BASELINE, "-w", str(wh)) == (expected / "summary.txt").read_text()
-    assert ok("rates", "-w", str(wh), "-f", "csv") == (expected / "rates.csv").read_text()
+    then = pl.read_csv(expected / "rates.csv")  # today's rates add every signal's columns to those
+    assert pl.read_csv(ok("rates", "-w", str(wh), "-f", "csv").encode()).select(then.columns).equals(then)
 
 
 def test_migrate_converts_a_former_warehouse_losing_nothing(legacy):

@@ -92,9 +92,15 @@ def test_duplicate_run_ids_from_two_folders_are_refused_and_recorded(prefect_ser
     first = runs_copy(BASELINE)
     second = tmp_path / "elsewhere"
     shutil.copytree(first, second)
+    # byte for byte the same session under two folders: the same run, ingested once, nothing refused
     result = ingest_flow(runs_dirs=[str(first), str(second)], warehouse=str(tmp_path / "wh"))
-    assert [r["run_id"] for r in result["ingested"]] == [BASELINE]
-    assert result["refused"][0]["reason"].startswith("duplicate run id")
+    assert [r["run_id"] for r in result["ingested"]] == [BASELINE] and result["refused"] == []
+    assert ingest_flow(runs_dirs=[str(second)], warehouse=str(tmp_path / "wh"))["unchanged"] == [BASELINE]
+
+    judged = next((second / BASELINE).glob("*/judge_result.json"))
+    judged.write_text(judged.read_text().replace("}", ', "edited": true}', 1))  # another run under the same name
+    result = ingest_flow(runs_dirs=[str(first), str(second)], warehouse=str(tmp_path / "wh"))
+    assert result["refused"][0]["reason"].startswith("duplicate run id") and result["ingested"] == []
     with Store(tmp_path / "wh").connect() as con:
         assert con.execute("SELECT run_id, path FROM stg_refusals").fetchall() == [(BASELINE, str(second / BASELINE))]
 

@@ -28,3 +28,13 @@ class WarehouseBusy(ScorelakeError, RuntimeError):
     """Another process is writing the warehouse."""
 
     exit_code = 1
+
+
+class NothingFound(ScorelakeError):
+    """No run where the user pointed: nothing to work on."""
+
+    exit_code = 1
+
+
+class QueryLimitHit(ScorelakeError):
+    """A query ran past its time or memory limit."""

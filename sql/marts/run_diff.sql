@@ -42,4 +42,4 @@ SELECT
     b.stalled AS stalled_b
 FROM scenario_scores AS a
 JOIN scenario_scores AS b
-    ON a.scenario_name = b.scenario_name AND a.policy_id = b.policy_id AND a.run_id <> b.run_id
+    ON a.scenario_name = b.scenario_name AND a.policy_id = b.policy_id

@@ -16,8 +16,30 @@ class Comparison:
     deltas: pl.DataFrame  # domain, rate_a/ci, rate_b/ci, delta and its interval
     fixed: list[str]  # failed in A, passed in B
     broken: list[str]  # passed in A, failed in B
+    domains_of_flips: dict[str, str]  # flipped scenario -> its domain
     paired: int
     mcnemar: McNemar
+
+    def as_table(self) -> pl.DataFrame:
+        """Everything in one table (for CSV): a row per domain with its rates, delta and the
+        scenarios that flipped each way (``;``-joined); the paired count and the McNemar test, which
+        are run-wide, on the ``(all)`` row."""
+        flips = pl.DataFrame({"scenario_name": self.fixed + self.broken,
+                              "flip": ["fixed"] * len(self.fixed) + ["broken"] * len(self.broken)},
+                             schema={"scenario_name": pl.String, "flip": pl.String})
+        domains = self.domains_of_flips
+        per_domain = (flips.with_columns(domain=pl.col("scenario_name").replace_strict(domains, default=None, return_dtype=pl.String))
+                      .group_by("domain").agg(fixed=pl.col("scenario_name").filter(pl.col("flip") == "fixed"),
+                                              broken=pl.col("scenario_name").filter(pl.col("flip") == "broken")))
+        whole = pl.col("domain") == "(all)"
+        return (self.deltas.join(per_domain, on="domain", how="left", maintain_order="left")
+                .with_columns(pl.when(whole).then(pl.lit(self.fixed)).otherwise(pl.col("fixed")).alias("fixed"),
+                              pl.when(whole).then(pl.lit(self.broken)).otherwise(pl.col("broken")).alias("broken"))
+                .with_columns(pl.col("fixed", "broken").list.join(";").fill_null(""),
+                              pl.when(whole).then(self.paired).alias("paired"),
+                              pl.when(whole).then(self.mcnemar.broken).alias("mcnemar_broken"),
+                              pl.when(whole).then(self.mcnemar.fixed).alias("mcnemar_fixed"),
+                              pl.when(whole).then(self.mcnemar.p_value).alias("mcnemar_p_value")))
 
 
 def delta_text(row: dict, missing: str) -> tuple[str, str]:
@@ -45,4 +67,6 @@ def compare(rates: pl.DataFrame, flips: pl.DataFrame, run_a: str, run_b: str) ->
                                         "delta_ci_high": pl.Float64})
     fixed = flips.filter(pl.col("flip") == "fixed")["scenario_name"].to_list()
     broken = flips.filter(pl.col("flip") == "broken")["scenario_name"].to_list()
-    return Comparison(run_a, run_b, deltas, fixed, broken, flips.height, mcnemar_exact(len(broken), len(fixed)))
+    flipped = flips.filter(pl.col("flip").is_not_null())
+    return Comparison(run_a, run_b, deltas, fixed, broken, dict(zip(flipped["scenario_name"], flipped["domain"])),
+                      flips.height, mcnemar_exact(len(broken), len(fixed)))

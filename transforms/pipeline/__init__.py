@@ -6,6 +6,7 @@ from scorelake.transforms.pipeline._ingest import (
     IngestPlan,
     SessionReport,
     commit_ingested,
+    group_runs,
     ingest_session,
     plan_ingest,
     record_refusals,
@@ -14,6 +15,6 @@ from scorelake.transforms.pipeline._migrate import migrate, prepare_for_writing
 from scorelake.transforms.pipeline._policies import check_policy, find_policy, save_policy, stored_policies
 from scorelake.transforms.pipeline._rescore import rescore, score_and_count
 
-__all__ = ["IngestPlan", "IngestedRun", "SessionReport", "check_policy", "commit_ingested", "find_policy",
+__all__ = ["IngestPlan", "IngestedRun", "SessionReport", "check_policy", "commit_ingested", "group_runs", "find_policy",
            "ingest_session", "migrate", "plan_ingest", "prepare_for_writing", "record_refusals", "rescore",
            "save_policy", "score_and_count", "stored_policies", "task_id_warnings", "verify"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 import polars as pl
 
@@ -12,7 +13,7 @@ from scorelake.transforms.columns import frame
 from scorelake.transforms.pipeline._check import task_id_warnings
 from scorelake.transforms.pipeline._rescore import score_and_count
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import READERS, Session, session_fingerprint
+from scorelake.transforms.sources import READERS, Session, is_utf8, printable, same_content, session_fingerprint
 from scorelake.transforms.warehouse import RUN_TABLES, Store, new_generation
 
 
@@ -41,28 +42,42 @@ class IngestPlan:
     unchanged: list[Session]
     # (session, reason) for sessions that cannot be ingested as they stand
     refused: list[tuple[Session, str]]
+    # unchanged sessions given another run group: their runs row is changed, nothing re-read
+    regroup: list[Session] = field(default_factory=list)
 
 
 def plan_ingest(wh: Store, sessions: list[Session], force: bool = False) -> IngestPlan:
-    """Which sessions are new or changed since their last ingest (by stat fingerprint)."""
+    """Which sessions are new or changed since their last ingest (by stat fingerprint). A session
+    found again under another folder is the same run when its files are byte for byte the same
+    (unchanged), a clash otherwise (refused)."""
     committed = {r["run_id"]: r for r in wh.committed_runs().iter_rows(named=True)}
-    todo, unchanged, refused = [], [], []
+    plan = IngestPlan([], [], [])
     seen: dict[str, Session] = {}
     for session in sessions:
+        if not is_utf8(str(session.path)):
+            plan.refused.append((session, "its path is not UTF-8: rename it"))
+            continue
         path = str(session.path.resolve())
         if session.run_id in seen:
-            refused.append((session, f"duplicate run id: also found at {seen[session.run_id].path}"))
+            if not same_content(seen[session.run_id], session.path):
+                plan.refused.append((session, f"duplicate run id: also found at {seen[session.run_id].path}, "
+                                              "with other contents"))
             continue
         seen[session.run_id] = session
         stored = committed.get(session.run_id)
         if stored is not None and stored["session_path"] != path:
-            refused.append((session, f"duplicate run id: already ingested from {stored['session_path']}"))
+            if same_content(session, Path(stored["session_path"])):
+                plan.unchanged.append(session)
+            else:
+                plan.refused.append((session, f"duplicate run id: already ingested from {stored['session_path']}, "
+                                              "with other contents"))
         elif not force and stored is not None and stored["fingerprint"] == session_fingerprint(session):
-            unchanged.append(session)
+            plan.unchanged.append(session)
+            if session.group is not None and session.group != stored["run_group"]:
+                plan.regroup.append(session)
         else:
-            todo.append(session)
-    return IngestPlan(todo, unchanged, refused)
-
+            plan.todo.append(session)
+    return plan
 
 
 def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
@@ -85,10 +100,19 @@ def commit_ingested(wh: Store, batch: list[IngestedRun]) -> None:
         wh.record("ingest", f"{len(batch)} runs: {', '.join(sorted(r.report.run_id for r in batch))}")
 
 
+def group_runs(wh: Store, sessions: list[Session]) -> None:
+    """Give committed runs the run group their sessions now name (nothing re-read: only ``runs``
+    changes, in one commit per group)."""
+    for group in sorted({s.group for s in sessions}):
+        run_ids = sorted(s.run_id for s in sessions if s.group == group)
+        wh.set_run_group(run_ids, group)
+        wh.record("regroup", f"{len(run_ids)} runs now in group {group}: {', '.join(run_ids)}")
+
+
 def record_refusals(wh: Store, refused: list[tuple[Session, str]]) -> None:
     """The sessions the latest ingest could not take, replacing the previous list (when it changed:
     an ingest with nothing to do writes nothing)."""
-    rows = [{"run_id": s.run_id, "path": str(s.path), "reason": reason, "refused_at": datetime.now(UTC)}
+    rows = [{"run_id": printable(s.run_id), "path": printable(str(s.path)), "reason": reason, "refused_at": datetime.now(UTC)}
             for s, reason in refused]
     key = ["run_id", "path", "reason"]
     stored = wh.read("refusals").select(key).collect()

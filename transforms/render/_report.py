@@ -13,10 +13,14 @@ import polars as pl
 
 from scorelake.transforms.analysis import Comparison, delta_text
 
+# JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
+# ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                              "\u2029": "\\u2029"})
+
 
 def _json(data: Any) -> str:
-    # Safe inside <script>: no "</" can close the element early.
-    return json.dumps(data, default=str).replace("</", "<\\/")
+    return json.dumps(data, default=str).translate(_SCRIPT_SAFE)
 
 
 def _pct(value: float | None) -> str:

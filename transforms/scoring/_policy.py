@@ -25,7 +25,7 @@ class Policy(BaseModel):
 
     name: str = RECORDED
     judge_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    min_agent_turns: int | None = Field(default=None, ge=0)
+    min_agent_turns: int | None = Field(default=None, ge=0, le=2**63 - 1)  # a 64-bit column
     strict_match: bool | None = None
     judge_enabled: bool | None = None
     # domain bucket -> whitelist that replaces the scenarios' own success_signals

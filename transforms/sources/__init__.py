@@ -5,8 +5,14 @@ A reader takes a discovered ``Session`` and a new generation and returns ``Sessi
 it cannot use becomes a quarantine row (``BadInput``), never an exception out of the reader.
 """
 
-from scorelake.transforms.sources._discover import Session, discover_sessions, list_session, session_fingerprint
-from scorelake.transforms.sources._files import BadInput, SessionTables
+from scorelake.transforms.sources._discover import (
+    Session,
+    discover_sessions,
+    list_session,
+    same_content,
+    session_fingerprint,
+)
+from scorelake.transforms.sources._files import BadInput, SessionTables, is_utf8, printable
 from scorelake.transforms.sources._legacy import LegacyTables
 from scorelake.transforms.sources.nemo import read_session
 from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, read_tau2, read_tau_bench
@@ -14,4 +20,4 @@ from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, read_tau2, read_
 READERS = {"nemo": read_session, "tau2": read_tau2, "tau2-dir": read_tau2, "tau-bench": read_tau_bench}
 
 __all__ = ["BadInput", "LegacyTables", "READERS", "Session", "SessionTables", "UNRESOLVED_SUFFIX",
-           "discover_sessions", "list_session", "read_session", "read_tau2", "read_tau_bench", "session_fingerprint"]
+           "discover_sessions", "is_utf8", "list_session", "printable", "same_content", "read_session", "read_tau2", "read_tau_bench", "session_fingerprint"]

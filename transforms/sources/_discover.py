@@ -9,6 +9,7 @@ from pathlib import Path
 
 from scorelake.transforms.columns import SCENARIO_FILES
 from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.sources._files import open_regular
 
 KILLED_MARK = ".killed."
 # check_resume.py counts a sub-directory as a scenario when it holds any of these (run-format.md §14).
@@ -39,8 +40,11 @@ def _is_session(path: Path) -> bool:
 
 def sniff(path: Path) -> str | None:
     """The format of a results file from its first bytes: ``tau2``, ``tau-bench`` or None."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(fd, "rb") as fh:
             head = fh.read(65536).lstrip(b"\xef\xbb\xbf \t\r\n")
     except OSError:
         return None
@@ -67,10 +71,31 @@ def _recognise(path: Path, group: str | None) -> Session | None:
     return None
 
 
+MAX_DEPTH = 8  # folders below a root that discovery descends into
+
+
+def _walk(folder: Path, group: str | None, depth: int, visited: set[Path], found: list[Session]) -> None:
+    """Runs at any depth below ``folder`` (not below a run: a run's own folders are its contents),
+    each real folder visited once, so symlink loops end."""
+    try:
+        children = sorted(folder.iterdir())
+    except OSError:  # unreadable: nothing found there
+        return
+    for child in children:
+        if child.name.startswith(".") or child.name == "_delta_log":
+            continue
+        if (session := _recognise(child, group)) is not None:
+            found.append(session)
+        elif depth < MAX_DEPTH and child.is_dir() and (real := child.resolve()) not in visited:
+            visited.add(real)
+            _walk(child, group, depth + 1, visited, found)
+
+
 def discover_sessions(roots: list[Path], group: str | None = None) -> list[Session]:
-    """Runs given directly, or found one level below each root: voice-agent ``eval_*`` session
-    directories, tau2-bench results files or ``results.json`` + ``simulations/`` folders, and
-    tau-bench trajectory files. Other files (a manifest, notes) are not runs and are passed over."""
+    """Runs given directly, or found at any depth (up to ``MAX_DEPTH`` folders) below each root:
+    voice-agent ``eval_*`` session directories, tau2-bench results files or ``results.json`` +
+    ``simulations/`` folders, and tau-bench trajectory files. Other files (a manifest, notes) are
+    not runs and are passed over."""
     found: list[Session] = []
     for root in roots:
         root = Path(root)
@@ -79,10 +104,10 @@ def discover_sessions(roots: list[Path], group: str | None = None) -> list[Sessi
         direct = _recognise(root, group)
         if direct is not None:
             found.append(direct)
-        elif root.is_file():
+        elif not root.is_dir():
             raise InvalidArgument(f"{root}: not a recognised results file (tau2-bench or tau-bench JSON)")
         else:
-            found.extend(s for child in sorted(root.iterdir()) if (s := _recognise(child, group)))
+            _walk(root, group, 1, {root.resolve()}, found)
     return found
 
 
@@ -153,3 +178,32 @@ def session_fingerprint(session: Session) -> str:
     else:
         digest.update(_stat_token(session.path).encode())
     return digest.hexdigest()
+
+
+def _input_files(session: Session, path: Path) -> list[str] | None:
+    """The files scoring reads of ``session`` as if it lay at ``path``, relative to it."""
+    if session.kind != "nemo":
+        return ["."] if session.kind != "tau2-dir" else ["results.json", *(
+            f"simulations/{p.name}" for p in sorted((path / "simulations").glob("*.json")))]
+    if not path.is_dir():
+        return None
+    listing = list_session(path)
+    return [*RUN_FILES, *(f"{name}/{file}" for name in listing.scenarios for file in SCENARIO_INPUTS),
+            *(f"killed:{name}" for name in listing.killed)]
+
+
+def same_content(session: Session, other: Path) -> bool:
+    """Whether ``other`` holds ``session`` byte for byte (every file scoring reads): the same run
+    found again, under another folder."""
+    import filecmp
+
+    mine, theirs = _input_files(session, session.path), _input_files(session, other)
+    if mine is None or mine != theirs:
+        return False
+    for rel in mine:
+        a, b = (session.path if rel == "." else session.path / rel), (other if rel == "." else other / rel)
+        if rel.startswith("killed:") or not (a.exists() or b.exists()):
+            continue
+        if a.is_file() != b.is_file() or (a.is_file() and not filecmp.cmp(a, b, shallow=False)):
+            return False
+    return True

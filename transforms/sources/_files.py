@@ -13,6 +13,7 @@ import orjson
 import polars as pl
 from pydantic import ValidationError
 
+MAX_JSON_DEPTH = 1024  # orjson's limit; deeper documents would exhaust Python's recursion elsewhere
 MAX_FILE_BYTES = int(os.environ.get("SCORELAKE_MAX_FILE_BYTES", 64 * 1024 * 1024))
 
 
@@ -34,23 +35,67 @@ def read_bytes(path: Path, root: Path) -> bytes:
     The common case (a plain file) costs one open and one fstat; symlinks take the slow path.
     """
     rel = lambda: os.path.relpath(path, root)  # noqa: E731  (only built for an error)
+    if not inside(path, root):
+        raise BadInput(rel(), "path outside the run directory", os.path.normpath(path))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: opening a FIFO waits for a writer that may never come (a regular file ignores it)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         raise BadInput(rel(), "missing file") from None
     except OSError as exc:
         if exc.errno != errno.ELOOP:  # ELOOP: the file itself is a symlink
             raise BadInput(rel(), "unreadable path", str(exc)) from None
-        return read_bytes(_resolve_inside(path, root, rel), root)
-    with os.fdopen(fd, "rb") as fh:
+        return read_bytes(_resolve_inside(path, root, rel), Path(root).resolve())
+    try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise BadInput(rel(), "a directory, not a file")
         if not stat.S_ISREG(st.st_mode):
             raise BadInput(rel(), "not a regular file")
         if st.st_size > MAX_FILE_BYTES:
             raise BadInput(rel(), "file too large", f"{st.st_size} bytes > limit {MAX_FILE_BYTES}")
         if st.st_size == 0:
             raise BadInput(rel(), "empty file")
-        return fh.read()
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:  # grew while being read
+                raise BadInput(rel(), "file too large", f"over {MAX_FILE_BYTES} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def inside(path: str | Path, root: str | Path) -> bool:
+    """Whether ``path``, as written (``..`` folded, symlinks not followed), lies under ``root``."""
+    return Path(os.path.normpath(os.path.join(root, path))).is_relative_to(os.path.normpath(root))
+
+
+def is_utf8(text: str) -> bool:
+    """False for a name the file system gave as bytes that are not UTF-8 (surrogate escapes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(text: str) -> str:
+    """A file name as text that can be stored and shown: bytes that are not UTF-8 as ``\\xNN``."""
+    return text if is_utf8(text) else text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def open_regular(path: str | Path) -> int | None:
+    """A file descriptor of ``path`` when it is a regular file (never waiting on a FIFO or device), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
 
 
 def _resolve_inside(path: Path, root: Path, rel: Callable[[], str]) -> Path:
@@ -108,8 +153,13 @@ def parse_json_bytes(data: bytes) -> Any:
     """
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if "recursion" in str(exc):  # what the stdlib parser would hit too, as a RecursionError
+            raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
         import json
 
-        return json.loads(data.decode("utf-8"))
+        try:
+            return json.loads(data.decode("utf-8"))
+        except RecursionError:
+            raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
 

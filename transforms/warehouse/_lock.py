@@ -8,7 +8,11 @@ import time
 from contextlib import contextmanager, nullcontext
 from typing import Iterator
 
-from scorelake.transforms.errors import WarehouseBusy
+from scorelake.transforms.errors import InvalidArgument, WarehouseBusy
+from scorelake.transforms.warehouse._tables import DB_FILE, TABLES
+
+# What a warehouse folder holds (a first write cut short leaves some of it).
+WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, ".lock", ".schemas", ".views.sha256"}
 
 
 def _lock_holder(fh) -> str:
@@ -27,7 +31,23 @@ class Locking:
     def writer_lock(self):
         """One writer at a time on local disk; on object storage Delta's conditional commits keep
         concurrent writers from losing each other's commits, so there is no lock to take."""
-        return self._local_lock() if self.is_local else nullcontext()
+        if not self.is_local:
+            return nullcontext()
+        self.check_location()
+        return self._local_lock()
+
+    def check_location(self) -> None:
+        """A local warehouse is written into a new or empty folder, or one that holds a warehouse:
+        never into a file, nor into a folder of other things (a home folder, ``/``)."""
+        if self.root.exists() and not self.root.is_dir():
+            raise InvalidArgument(f"{self.location} is a file, not a warehouse folder")
+        if self.root.is_dir() and not self.exists() and self.legacy_tables() is None:
+            foreign = sorted(p.name for p in self.root.iterdir() if p.name not in WAREHOUSE_ENTRIES
+                             and not p.name.endswith(".tmp"))
+            if foreign:
+                raise InvalidArgument(f"{self.location} holds other files ({', '.join(foreign[:3])}"
+                                      f"{', ...' if len(foreign) > 3 else ''}) and no scorelake warehouse: "
+                                      "give a new or empty folder")
 
     @contextmanager
     def _local_lock(self) -> Iterator[None]:

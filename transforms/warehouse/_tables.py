@@ -207,6 +207,16 @@ class Tables:
     def delete(self, table: str, predicate: str) -> None:
         retrying(lambda: self.delta_table(table).delete(predicate))
 
+    def set_run_group(self, run_ids: list[str], group: str) -> None:
+        """The runs' ``run_group`` changed in place: one predicate overwrite of their ``runs`` rows."""
+
+        def write() -> None:
+            rows = self.read("runs").filter(pl.col("run_id").is_in(run_ids)).collect()
+            self._write("runs", rows.with_columns(run_group=pl.lit(group)), mode="overwrite",
+                        predicate=is_in("run_id", run_ids))
+
+        retrying(write)
+
     def commit_runs(self, runs: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> None:
         """Commit a batch of ingested runs: their rows of ``RUN_TABLES`` (of the generations in
         ``runs``), then their ``runs`` rows, then the removal of the rows they replace."""

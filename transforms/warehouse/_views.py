@@ -8,7 +8,10 @@ import os
 import re
 import secrets
 import shutil
+import tempfile
+import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files as package_files
 from pathlib import Path
@@ -17,11 +20,46 @@ from typing import Iterator
 import duckdb
 import polars as pl
 
-from scorelake.transforms.errors import NotFound
+from scorelake.transforms.errors import NotFound, QueryLimitHit
 from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, sql_literal
 
 SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one view per file
 FILES_TABLE = "scorelake_files"  # in the view database: the files its views read
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """What one connection's queries may take: DuckDB's memory limit and spill size, and a time limit
+    (``$SCORELAKE_SQL_MEMORY``, ``$SCORELAKE_SQL_SPILL``, ``$SCORELAKE_SQL_TIMEOUT`` seconds)."""
+
+    memory: str = os.environ.get("SCORELAKE_SQL_MEMORY", "4GB")
+    spill: str = os.environ.get("SCORELAKE_SQL_SPILL", "10GB")
+    timeout_s: float = float(os.environ.get("SCORELAKE_SQL_TIMEOUT", "300"))
+
+
+def fetch(con: duckdb.DuckDBPyConnection, query: str, params: object, timeout_s: float | None) -> pl.DataFrame | None:
+    """``query``'s rows as a DataFrame (through the Arrow C stream interface: no pyarrow import on a
+    read command's path; None for a statement that returns none), interrupted past ``timeout_s``."""
+    timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
+    if timer:
+        timer.daemon = True
+        timer.start()
+    try:
+        relation = con.sql(query, params=params)
+        return pl.DataFrame(relation) if relation is not None else None
+    except duckdb.InterruptException:
+        raise QueryLimitHit(f"the query ran past its time limit of {timeout_s:g} s (--timeout, or "
+                            "$SCORELAKE_SQL_TIMEOUT)") from None
+    except duckdb.OutOfMemoryException as exc:
+        raise QueryLimitHit(f"the query needs more memory than its limit ({str(exc).splitlines()[0]}); "
+                            "raise --memory-limit (or $SCORELAKE_SQL_MEMORY)") from None
+    finally:
+        if timer:
+            timer.cancel()
+
+
+def _stamp(statements: list[tuple[str, str]]) -> str:
+    return hashlib.sha256(repr(statements).encode()).hexdigest()
 
 
 @cache
@@ -38,6 +76,7 @@ def sql_files(folder: str) -> tuple[tuple[str, str], ...]:
 
 
 class Views:
+    limits: QueryLimits = QueryLimits()  # of every connection ``connect`` opens
     # ---- DuckDB views ----------------------------------------------------------------------
     def view_sql(self) -> list[tuple[str, str]]:
         """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file, its
@@ -98,9 +137,8 @@ class Views:
             return
         files = self.view_files()
         views, tables = self.view_sql(), self.table_views(files)
-        stamps = [hashlib.sha256(repr(part).encode()).hexdigest() for part in (views, tables)]
-        stamp_file = self.root / ".views.sha256"
-        built = stamp_file.read_text().split() if self.db_path.exists() and stamp_file.exists() else []
+        stamps = [_stamp(views), _stamp(tables)]
+        built = self._built_stamps()
         if built == stamps:
             return
         same_views = built[:1] == stamps[:1]
@@ -116,15 +154,14 @@ class Views:
                             {"files": sorted(f for paths in files.values() for f in paths)})
                 con.execute("CHECKPOINT")
             os.replace(tmp, self.db_path)
-            stamp_file.write_text(" ".join(stamps))
+            self._stamp_file().write_text(" ".join(stamps))
         finally:
             tmp.unlink(missing_ok=True)
             Path(f"{tmp}.wal").unlink(missing_ok=True)
 
     def query(self, con: duckdb.DuckDBPyConnection, name: str, **params: object) -> pl.DataFrame:
         """Run ``sql/queries/<name>.sql`` with named ``$parameters``."""
-        # Through the Arrow C stream interface: no pyarrow import on a read command's path.
-        return pl.DataFrame(con.sql(sql_text("queries", f"{name}.sql"), params=params))
+        return fetch(con, sql_text("queries", f"{name}.sql"), params, self.limits.timeout_s)
 
     @contextmanager
     def connect(self, as_of: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -136,12 +173,19 @@ class Views:
         if self.is_local and as_of is None:
             con = duckdb.connect(str(self.db_path), read_only=True)
             files = [path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()]
-            if self._outside(files):  # a copied or moved warehouse: its view database names the old place
+            # a copied or moved warehouse (its view database names the old place), or views an older
+            # scorelake wrote: bound anew in memory until the next write rebuilds the database
+            if self._outside(files) or not self._views_current():
                 con.close()
                 con = None
         if con is None:
             con, files = self._bound_in_memory(as_of)
+        limits = self.limits
+        spill = tempfile.mkdtemp(prefix="scorelake-spill-")  # never beside the tables
         try:
+            con.execute(f"SET memory_limit = {sql_literal(limits.memory)}")
+            con.execute(f"SET temp_directory = {sql_literal(spill)}")
+            con.execute(f"SET max_temp_directory_size = {sql_literal(limits.spill)}")
             # Exactly the tables' files, not their folders: a COPY TO could add a commit to a _delta_log.
             con.execute(f"SET allowed_paths = [{', '.join(sql_literal(f) for f in files)}]")
             con.execute("SET enable_external_access = false")
@@ -149,6 +193,19 @@ class Views:
             yield con
         finally:
             con.close()
+            shutil.rmtree(spill, ignore_errors=True)
+
+    def _stamp_file(self) -> Path:
+        return self.root / ".views.sha256"
+
+    def _built_stamps(self) -> list[str]:
+        """The stamps of the view database's views and table bindings, as ``build_views`` wrote them."""
+        stamp_file = self._stamp_file()
+        return stamp_file.read_text().split() if self.db_path.exists() and stamp_file.exists() else []
+
+    def _views_current(self) -> bool:
+        """Whether the view database holds the views of this scorelake (not an older one's SQL)."""
+        return self._built_stamps()[:1] == [_stamp(self.view_sql())]
 
     def _outside(self, files: list[str]) -> list[str]:
         """The files of ``files`` that are not under this warehouse's root."""

@@ -123,6 +123,7 @@ class MetadataFile(_Strict):
     nl_assertions: list[str] | None = None
     expected_db_hash: str | None = None
     expected_user_db_hash: str | None = None
+    reference_file: str | None = None  # under scenario_config/
 
     @field_validator("success_signals")
     @classmethod

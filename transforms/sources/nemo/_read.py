@@ -21,7 +21,10 @@ from scorelake.transforms.sources._files import (
     BadInput,
     SessionTables,
     check_directory,
+    inside,
+    is_utf8,
     load_json,
+    printable,
     read_bytes,
     validate,
 )
@@ -219,7 +222,10 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
                          fingerprint=fingerprint)
     src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
 
-    reference_path = scenario_dir / "scenario_config" / (docs["metadata"].get("reference_file") or DEFAULT_REFERENCE_FILE)
+    reference_file = metadata.reference_file or DEFAULT_REFERENCE_FILE
+    reference_path = scenario_dir / "scenario_config" / reference_file
+    if not inside(reference_path, root):
+        raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
     prediction_path = scenario_dir / PREDICTION_FILE
     if os.path.lexists(reference_path):
         src.reference = load_json(reference_path, root)
@@ -279,10 +285,10 @@ def read_session(session: Session, generation: str) -> SessionTables:
     except BadInput as err:
         quarantined(None, err)
         for d in live:
-            quarantined(d.name, BadInput(err.file, "session quarantined: run_args.json unusable", err.reason))
+            quarantined(printable(d.name), BadInput(err.file, "session quarantined: run_args.json unusable", err.reason))
         run_row.update(status="quarantined", n_invocations=0, queued_count=None, judge_enabled=None,
                        judge_threshold=None, strict_match=None, min_agent_turns=None, n_scenarios=0,
-                       n_quarantined=len(live), run_args_json=None)
+                       n_quarantined=len(quarantine), run_args_json=None)
         return SessionTables(run_row, frame("scenarios", []), frame("verdicts", []), frame("quarantine", quarantine),
                              errors)
 
@@ -292,6 +298,9 @@ def read_session(session: Session, generation: str) -> SessionTables:
     rows: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []
     for d in live:
+        if not is_utf8(d.name):
+            quarantined(printable(d.name), BadInput(printable(d.name), "folder name is not UTF-8"))
+            continue
         try:
             row, row_verdicts = read_scenario(d, context, listing.scenarios[d.name])
         except BadInput as err:

@@ -62,9 +62,29 @@ class Tau2Simulation(_Lenient):
         return data
 
 
+class Tau2EnvironmentInfo(_Lenient):
+    domain_name: str | None = None
+
+
+class Tau2Info(_Lenient):
+    environment_info: Tau2EnvironmentInfo | None = None
+
+
+class Tau2Header(_Lenient):
+    """What a tau2 results file says of the run beside its simulations (tau2-notes.md §3)."""
+
+    timestamp: str | None = None
+    info: Tau2Info | None = None
+    tasks: list[dict[str, Any]] | None = None
+
+
+class TauBenchOutcome(_Lenient):
+    r_actions: float | None = None  # the DB-hash check: 1.0 when the final database matched
+
+
 class TauBenchRewardInfo(_Lenient):
     reward: float
-    info: dict[str, Any] = {}
+    info: TauBenchOutcome = TauBenchOutcome()
 
 
 class TauBenchInfo(_Lenient):

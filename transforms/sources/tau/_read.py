@@ -21,7 +21,7 @@ from scorelake.transforms.columns import SCHEMAS, frame
 from scorelake.transforms.scoring import Signal
 from scorelake.transforms.sources._discover import Session, session_fingerprint
 from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
-from scorelake.transforms.sources.tau._raw import Tau2Simulation, TauBenchRecord
+from scorelake.transforms.sources.tau._raw import Tau2Header, Tau2Simulation, TauBenchRecord
 
 BASIS_SIGNALS = {
     "DB": Signal.DB_STATE_MATCH,
@@ -209,7 +209,10 @@ def _collect(session: Session, generation: str, items: list[tuple[str, Callable[
     rows, verdicts, quarantine, errors = [], [], [], []
     for where, read in items:
         try:
-            row, row_verdicts = read()
+            try:
+                row, row_verdicts = read()
+            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:  # a shape no model caught
+                raise BadInput(where, "unexpected content", f"{type(exc).__name__}: {exc}") from None
         except BadInput as err:
             errors.append(err)
             quarantine.append(err.quarantine_row(session.run_id, generation, None))
@@ -250,10 +253,14 @@ def read_tau2(session: Session, generation: str) -> SessionTables:
         header, loaders = _tau2_document(session)
     except BadInput as err:
         return _quarantined_run(session, generation, fingerprint, "tau2", err)
+    try:
+        typed = validate(Tau2Header, header, "results.json" if session.kind == "tau2-dir" else session.path.name)
+    except BadInput as err:
+        return _quarantined_run(session, generation, fingerprint, "tau2", err)
     info = header.get("info") or {}
-    domain = ((info.get("environment_info") or {}).get("domain_name")) or "unknown"
+    domain = (typed.info and typed.info.environment_info and typed.info.environment_info.domain_name) or "unknown"
     bucket = f"tau2_{domain}"
-    tasks = {str(t.get("id")): t for t in header.get("tasks") or [] if isinstance(t, dict)}
+    tasks = {str(t.get("id")): t for t in typed.tasks or []}
 
     def reader(where: str, load: Callable[[], Any]) -> Callable[[], tuple[dict, list[dict]]]:
         def read() -> tuple[dict, list[dict]]:
@@ -265,7 +272,7 @@ def read_tau2(session: Session, generation: str) -> SessionTables:
     _settle_collisions(rows, [row.pop("_identified") for row in rows])
     env = {k: v for k, v in (info.get("environment_info") or {}).items() if k not in ("policy", "tool_defs")}
     summary = {**{k: v for k, v in info.items() if k != "environment_info"}, "environment_info": env}
-    run = _run_row(session, generation, fingerprint, "tau2", header.get("timestamp"), len(loaders), len(rows),
+    run = _run_row(session, generation, fingerprint, "tau2", typed.timestamp, len(loaders), len(rows),
                    len(quarantine), summary)
     return SessionTables(run, frame("scenarios", rows), frame("verdicts", verdicts), frame("quarantine", quarantine),
                          errors)
@@ -281,7 +288,7 @@ def _tau_bench_domain(run_id: str) -> str:
 def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: TauBenchRecord,
                     bucket: str) -> tuple[dict, list[dict]]:
     name = f"{bucket}__{rec.task_id}__trial{rec.trial}"
-    outcome = rec.info.reward_info.info if rec.info.reward_info else {}
+    outcome = rec.info.reward_info.info if rec.info.reward_info else None
     row = _base_row(session, generation, fingerprint)
     row.update(
         scenario_name=name, domain=bucket, registry_domain=bucket, task_id=str(rec.task_id), trial=rec.trial,
@@ -289,7 +296,7 @@ def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: Ta
         success_signals=[str(Signal.DB_STATE_MATCH), str(Signal.CLEAN_EXIT)], total_turns=len(rec.traj),
         agent_n_calls=sum(1 for m in rec.traj if m.get("role") == "assistant"),
         # r_actions is the DB-hash check; output-checked records replace it with r_outputs.
-        db_match_recorded=is_success(outcome["r_actions"]) if "r_actions" in outcome else None,
+        db_match_recorded=is_success(outcome.r_actions) if outcome else None,
         claimed_reward=rec.reward, claimed_success=is_success(rec.reward),
     )
     return row, []
