@@ -3,6 +3,7 @@ batch of them. Nothing here knows about Prefect, so each step is testable on its
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,13 +81,20 @@ def plan_ingest(wh: Store, sessions: list[Session], force: bool = False) -> Inge
     return plan
 
 
+def _once_each(messages) -> list[str]:
+    """Each message once, with how many times it came when more than once (a session quarantined
+    whole says so once, not once per scenario)."""
+    counts = Counter(messages)
+    return [message if n == 1 else f"{message} (x{n})" for message, n in counts.items()]
+
+
 def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
     """Read a session and score it under every policy, as one new generation."""
     tables = READERS[session.kind](session, new_generation())
     scenarios = tables.scenarios.lazy()
     scored = [score_and_count(scenarios, policy) for policy in policies]
     report = SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
-                           [str(e) for e in tables.errors], list(task_id_warnings(scenarios).values()))
+                           _once_each(str(e) for e in tables.errors), list(task_id_warnings(scenarios).values()))
     rows = {"scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine,
             **{table: pl.concat([s[table] for s in scored]) for table in ("scores", "rate_counts")}}
     return IngestedRun(report, frame("runs", [tables.run]), rows)

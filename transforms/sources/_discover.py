@@ -154,9 +154,9 @@ def list_session(session_dir: Path) -> Listing:
     for name in RUN_FILES:
         digest.update(f"{name}={_stat_token(f'{base}/{name}')};".encode())
     for name in killed:
-        digest.update(f"killed:{name};".encode())
+        digest.update(f"killed:{name};".encode("utf-8", "surrogateescape"))
     for name, fingerprint in scenarios.items():
-        digest.update(f"{name}:{fingerprint};".encode())
+        digest.update(f"{name}:{fingerprint};".encode("utf-8", "surrogateescape"))
     return Listing(scenarios, killed, digest.hexdigest())
 
 
@@ -174,7 +174,7 @@ def session_fingerprint(session: Session) -> str:
     if session.kind == "tau2-dir":
         digest.update(f"results={_stat_token(session.path / 'results.json')};".encode())
         for path in sorted((session.path / "simulations").glob("*.json")):
-            digest.update(f"{path.name}={_stat_token(path)};".encode())
+            digest.update(f"{path.name}={_stat_token(path)};".encode("utf-8", "surrogateescape"))
     else:
         digest.update(_stat_token(session.path).encode())
     return digest.hexdigest()
