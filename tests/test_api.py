@@ -132,28 +132,3 @@ def test_the_default_paths_are_under_the_current_directory(tmp_path, monkeypatch
     assert wh.runs()["run_id"].to_list() == [BASELINE]
     assert wh.runs()["session_path"].to_list() == [str(tmp_path / "data" / "runs" / BASELINE)]
 
-
-def readme_python_blocks() -> list[str]:
-    import re
-
-    from tests.conftest import REPO
-
-    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
-    # The Spark example needs a Spark session with the Delta package: not on this machine.
-    return [b for b in blocks if "spark." not in b]
-
-
-def test_the_readmes_python_examples_run_on_the_sample(tmp_path, monkeypatch):
-    """Every Python block of the README, in order and in one namespace, from a folder holding the
-    embedded sample as data/runs (what the README says to run them from)."""
-    from tests.conftest import REPO
-
-    shutil.copytree(REPO / "data" / "runs", tmp_path / "data" / "runs")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("SCORELAKE_WAREHOUSE", raising=False)
-    blocks = readme_python_blocks()
-    assert len(blocks) >= 2
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
-    assert namespace["then"].policies()["name"].to_list() == ["recorded"]
