@@ -11,7 +11,8 @@ from typing import Annotated, Optional
 import polars as pl
 import typer
 
-from scorelake.flows._terminal import Grid, show, wrapped
+from scorelake.flows._terminal import Grid, wrapped
+from scorelake.flows._terminal import show as show_grid
 from scorelake.flows.cli import (
     RECORDED,
     AsOfOpt,
@@ -104,7 +105,7 @@ def rates(
     for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
         if n:
             print()
-        show(grid(run_id, policy, rows.to_dicts()))
+        show_grid(grid(run_id, policy, rows.to_dicts()))
 
 
 @command()
@@ -156,7 +157,7 @@ def compare_runs(
     cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
               pct(r["passed_b"], r["total_b"]), interval(r["ci_low_b"], r["ci_high_b"]), *delta_text(r, "")]
              for r in c.deltas.iter_rows(named=True)]
-    show(Grid(headers, cells, f"A {run_a} -> B {run_b} (composite success, policy {policy})",
+    show_grid(Grid(headers, cells, f"A {run_a} -> B {run_b} (composite success, policy {policy})",
               right=set(headers[1:])))
     print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
     print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
@@ -187,7 +188,7 @@ def history(
               pct(r["success_passed"], r["success_total"]), interval(r["success_ci_low"], r["success_ci_high"]),
               "" if r["task_success_rate"] is None else f"{r['task_success_rate'] * 100:.1f}%", str(r["stalled"])]
              for r in df.iter_rows(named=True)]
-    show(Grid(headers, cells, f"composite success of {domain}, policy {policy}, oldest first",
+    show_grid(Grid(headers, cells, f"composite success of {domain}, policy {policy}, oldest first",
               right=set(headers[2:])).without_empty_columns())
 
 
@@ -218,7 +219,7 @@ def passk(
         cells = [[r["domain"], str(r["k"]), str(r["tasks"]), share(r["pass_hat_k"]),
                   interval(r["ci_low"], r["ci_high"]), str(r["claimed_tasks"]), share(r["claimed_pass_hat_k"])]
                  for r in rows.iter_rows(named=True)]
-        show(Grid(headers, cells, f"{run_group} (policy {policy})", right=set(headers[1:])).without_empty_columns())
+        show_grid(Grid(headers, cells, f"{run_group} (policy {policy})", right=set(headers[1:])).without_empty_columns())
 
 
 @command()
@@ -275,7 +276,7 @@ def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: Wid
         changed = " ".join(f"{t}@{v}" for t, v in sorted(c.table_versions.items()) if before.get(t) != v)
         cells.append([str(c.version), c.committed_at.strftime("%Y-%m-%d %H:%M:%S"), c.operation, c.detail, changed])
         before = c.table_versions
-    show(Grid(["version", "committed (UTC)", "operation", "what", "tables changed"], cells, right={"version"}))
+    show_grid(Grid(["version", "committed (UTC)", "operation", "what", "tables changed"], cells, right={"version"}))
 
 
 POLICY_FIELDS = {"judge_threshold": "threshold", "min_agent_turns": "min turns", "strict_match": "strict",
@@ -298,5 +299,53 @@ def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatO
                                                           sorted(json.loads(spec[f]).items()))
                                                  for f in POLICY_FIELDS)]
              for spec in stored.to_dicts()]
-    show(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
+    show_grid(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
               note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())
+
+
+class ShowFormat(StrEnum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+@command()
+def show(
+    run: Annotated[str, typer.Argument(help="Run id: the session directory (or results file) name")],
+    scenario: Annotated[Optional[str], typer.Argument(help="A scenario of the run [default: with --failed, all]")] = None,
+    failed: Annotated[bool, typer.Option("--failed", help="List the run's failed scenarios and the signals that "
+                                                          "failed them")] = False,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: Annotated[ShowFormat, typer.Option("--format", "-f", help="Output format")] = ShowFormat.text,
+) -> None:
+    """Why a scenario passed or failed: each signal with its verdict and evidence (judge score and
+    reason, NL assertions, DB predicates and hashes, unmatched reference actions, stop reason,
+    agent turns), then the transcript and the tool calls. With --failed: the run's failed scenarios.
+
+    Example: scorelake show eval_20260904_080000 qa__telephone_inventor
+    """
+    from scorelake.flows._terminal import terminal_width
+    from scorelake.transforms.render import explain, explain_html, explain_text
+
+    wh = open_warehouse(warehouse, as_of)
+    if scenario is None:
+        if not failed:
+            fail("give a SCENARIO, or --failed to list the run's failed scenarios", 2)
+        rows = wh.run_scenarios(run, policy, failed_only=True, limit=1_000_000)
+        if fmt is ShowFormat.json:
+            sys.stdout.write(json.dumps(rows.drop("matching").to_dicts(), default=str, indent=2) + "\n")
+            return
+        cells = [[r["scenario_name"], r["domain"], ", ".join(r["failed"] + (["stalled"] if r["stalled"] else [])),
+                  cell(r["judge_score"])] for r in rows.iter_rows(named=True)]
+        show_grid(Grid(["scenario", "domain", "failed by", "judge score"], cells,
+                       f"{run}: {rows.height} failed (policy {policy})", right={"judge score"}).without_empty_columns())
+        return
+    evidence = wh.evidence(run, scenario, policy).as_dict()
+    if fmt is ShowFormat.json:
+        sys.stdout.write(json.dumps(evidence, default=str, indent=2) + "\n")
+    elif fmt is ShowFormat.html:
+        sys.stdout.write(explain_html(explain(evidence)) + "\n")
+    else:
+        sys.stdout.write(explain_text(explain(evidence), min(terminal_width(sys.stdout) or 100, 100)))

@@ -10,7 +10,7 @@ The parts: ``scorelake.transforms`` (sources, scoring, warehouse, pipeline, anal
 ``scorelake.flows`` (the Prefect flows and the command line), ``scorelake.sql`` (the views).
 """
 
-from scorelake._api import CheckResult, Warehouse, open
+from scorelake._api import CheckResult, Evidence, Warehouse, open
 from scorelake.transforms.errors import (
     InvalidArgument,
     NotFound,
@@ -22,5 +22,5 @@ from scorelake.transforms.errors import (
 
 __version__ = "0.1.0"
 
-__all__ = ["CheckResult", "InvalidArgument", "NotFound", "NothingFound", "ScorelakeError", "Warehouse", "WarehouseBusy",
+__all__ = ["CheckResult", "Evidence", "InvalidArgument", "NotFound", "NothingFound", "ScorelakeError", "Warehouse", "WarehouseBusy",
            "WarehouseMissing", "__version__", "open"]

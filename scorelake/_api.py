@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
 DEFAULT_RUNS = "data/runs"
+SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")
 # What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
 READ_STATEMENTS = {"SELECT", "EXPLAIN"}  # under the current directory, as the default warehouse is
 
@@ -45,6 +46,24 @@ class CheckResult:
     @property
     def consistent(self) -> bool:
         return not self.problems
+
+
+@dataclass
+class Evidence:
+    """One scenario's verdict and what it rests on (``Warehouse.evidence``)."""
+
+    run: str
+    policy: str
+    scenario: dict  # its scenario_scores row: signals, composite, success_breakdown, flags
+    verdicts: pl.DataFrame  # per DB predicate, NL assertion, reference action, tau2 check
+    judge: dict | None  # judge_results: score, reason, errored, extra keys, its input
+    turns: pl.DataFrame  # the conversation
+    tool_calls: pl.DataFrame  # agent then user side, each in order
+
+    def as_dict(self) -> dict:
+        return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
+                "verdicts": self.verdicts.to_dicts(), "judge": self.judge, "turns": self.turns.to_dicts(),
+                "tool_calls": self.tool_calls.to_dicts()}
 
 
 class Warehouse:
@@ -146,6 +165,38 @@ class Warehouse:
     def verdicts(self, run: str | None = None, scenario: str | None = None, kind: str | None = None) -> pl.DataFrame:
         """Per-predicate and per-assertion verdicts (``kind``: db_state_assertion, nl_assertion, action, communicate)."""
         return self._query("verdicts", run_id=run, scenario=scenario, kind=kind)
+
+    def run_scenarios(self, run: str, policy: str = RECORDED, *, failed_only: bool = False,
+                      domain: str | None = None, signal: str | None = None, sort: str = "position",
+                      limit: int = 100, offset: int = 0) -> pl.DataFrame:
+        """One page of a run's scenarios under ``policy``, filtered in DuckDB: only the failed ones
+        (the composite False), one domain, one failed signal (a ``success_breakdown`` name, or
+        ``stalled``); sorted by ``position`` (the run's order), ``name``, ``domain``, ``judge_score``,
+        ``agent_turns`` or ``outcome``. ``matching`` counts the rows the filters leave."""
+        if sort not in SCENARIO_SORTS:
+            raise InvalidArgument(f"sort by '{sort}': choose one of {', '.join(SCENARIO_SORTS)}")
+        with self.connection():
+            policy_id = self.policy_id(policy)
+            self.run(run)
+            return self._query("run_scenarios", run_id=run, policy_id=policy_id, failed_only=failed_only,
+                               domain=domain, signal=signal, sort=sort, limit=max(int(limit), 0),
+                               offset=max(int(offset), 0))
+
+    def evidence(self, run: str, scenario: str, policy: str = RECORDED) -> Evidence:
+        """Everything behind one scenario's verdict: its scored row, item verdicts, the judge's own
+        result, the conversation and the tool calls."""
+        with self.connection():
+            policy_id = self.policy_id(policy)
+            self.run(run)
+            found = self._query("scenario", run_id=run, scenario=scenario, policy_id=policy_id)
+            if found.is_empty():
+                raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
+            judge = self._query("scenario_judge", run_id=run, scenario=scenario)
+            return Evidence(run, policy, found.row(0, named=True),
+                            self._query("scenario_verdicts", run_id=run, scenario=scenario),
+                            judge.row(0, named=True) if judge.height else None,
+                            self._query("scenario_turns", run_id=run, scenario=scenario),
+                            self._query("scenario_tool_calls", run_id=run, scenario=scenario))
 
     def rates(self, by: Literal["domain", "signal"] = "domain", run: str | None = None,
               policy: str = RECORDED) -> pl.DataFrame:

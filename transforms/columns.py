@@ -208,7 +208,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "run_id": Str,
         "generation": Str,
         "scenario_name": Str,
-        "kind": Str,  # db_state_assertion | nl_assertion
+        "kind": Str,  # db_state_assertion | nl_assertion | action | communicate
         "ordinal": I64,
         "label": Str,  # predicate func_name or assertion text
         "side": Str,
@@ -225,6 +225,42 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "file": Str,
         "reason": Str,
         "error": Str,
+    },
+    # The evidence behind the verdicts (sources/_evidence.py): long texts kept whole, in tables
+    # no rate view reads.
+    "turns": {  # the conversation: metrics.json turns, or a tau2 / tau-bench simulation's messages
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "ordinal": I64,
+        "role": Str,
+        "text": Str,
+        "timestamp": Str,
+        "latency_ms": F64,  # agent turns answering a user turn: that exchange's response latency
+    },
+    "tool_calls": {  # bot_logs_{agent,user}/llm_context.json, or a simulation's messages
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "side": Str,  # agent | user
+        "ordinal": I64,
+        "message_index": I64,  # the calling message's place in the LLM context
+        "call_id": Str,
+        "name": Str,
+        "arguments_json": Str,
+        "result": Str,  # what the tool returned
+        "requestor": Str,
+    },
+    "judge_results": {  # judge_result.json whole
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "score": F64,
+        "reason": Str,
+        "errored": Bool,  # the judge failed (upstream's "Error: ..." reason), not the agent
+        "extra_json": Str,  # every other key the judge returned (confidence, deductions, ...)
+        "system_prompt": Str,  # judge_input: what the judge was asked
+        "user_content": Str,
     },
     "scores": {
         "run_id": Str,

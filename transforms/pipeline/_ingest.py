@@ -14,7 +14,7 @@ from scorelake.transforms.columns import frame
 from scorelake.transforms.pipeline._check import task_id_warnings
 from scorelake.transforms.pipeline._rescore import score_and_count
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import READERS, Session, is_utf8, printable, same_content, session_fingerprint
+from scorelake.transforms.sources import EVIDENCE_TABLES, READERS, Session, is_utf8, printable, same_content, session_fingerprint
 from scorelake.transforms.warehouse import RUN_TABLES, Store, new_generation
 
 
@@ -94,8 +94,10 @@ def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
     scenarios = tables.scenarios.lazy()
     scored = [score_and_count(scenarios, policy) for policy in policies]
     report = SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
-                           _once_each(str(e) for e in tables.errors), list(task_id_warnings(scenarios).values()))
+                           _once_each(str(e) for e in tables.errors),
+                           tables.warnings + list(task_id_warnings(scenarios).values()))
     rows = {"scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine,
+            **{table: frame(table, tables.evidence.get(table, [])) for table in EVIDENCE_TABLES},
             **{table: pl.concat([s[table] for s in scored]) for table in ("scores", "rate_counts")}}
     return IngestedRun(report, frame("runs", [tables.run]), rows)
 

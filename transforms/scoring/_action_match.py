@@ -38,6 +38,11 @@ class ActionMatch:
     reference_items: int
     # None when the prediction has no length (upstream would raise under strict matching).
     prediction_items: int | None
+    # Evidence: per reference item (after the comparator's unwrapping), the prediction item that
+    # greedy first-fit matched to it, or None; the items as compared.
+    matched: tuple[int | None, ...] = ()
+    references: tuple = ()
+    predictions: tuple = ()
 
     def verdict(self, disallow_extra_items: bool) -> bool:
         if disallow_extra_items and self.reference_items != self.prediction_items:
@@ -131,8 +136,32 @@ def compare(reference: Any, prediction: Any, flags: TextFlags) -> ActionMatch:
         # Top-level items go straight to match_dict, as upstream does (no type check).
         lenient = _greedy_one_to_one(ref, pred, lambda r, p: match_dict(r, p, flags))
         prediction_items = len(pred) if hasattr(pred, "__len__") else None
-        return ActionMatch(lenient=lenient, reference_items=len(ref), prediction_items=prediction_items)
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
         raise ActionMatchUndefined(
             f"the upstream comparator raises {type(exc).__name__} on this payload shape: {exc}"
         ) from exc
+    preds = list(pred) if isinstance(pred, (list, tuple)) else []
+    return ActionMatch(lenient=lenient, reference_items=len(ref), prediction_items=prediction_items,
+                       matched=_pairing(list(ref), preds, flags), references=tuple(ref), predictions=tuple(preds))
+
+
+def _pairing(refs: list, preds: list, flags: TextFlags) -> tuple[int | None, ...]:
+    """Which prediction item each reference item matched, first-fit as the comparator pairs them,
+    carried on past the first unmatched item (where the comparator stops: its verdict is made) so
+    every unmatched item is named. An item the comparator could not compare counts as unmatched."""
+    used: set[int] = set()
+    pairs: list[int | None] = []
+    for ref in refs:
+        found = None
+        for i, pred in enumerate(preds):
+            try:
+                hit = i not in used and match_dict(ref, pred, flags)
+            except (TypeError, AttributeError, KeyError, IndexError):
+                hit = False
+            if hit:
+                found = i
+                used.add(i)
+                break
+        pairs.append(found)
+    return tuple(pairs)
+

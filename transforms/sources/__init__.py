@@ -17,7 +17,8 @@ from scorelake.transforms.sources._legacy import LegacyTables
 from scorelake.transforms.sources.nemo import read_session
 from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, read_tau2, read_tau_bench
 
+EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results")
 READERS = {"nemo": read_session, "tau2": read_tau2, "tau2-dir": read_tau2, "tau-bench": read_tau_bench}
 
-__all__ = ["BadInput", "LegacyTables", "READERS", "Session", "SessionTables", "UNRESOLVED_SUFFIX",
+__all__ = ["BadInput", "EVIDENCE_TABLES", "LegacyTables", "READERS", "Session", "SessionTables", "UNRESOLVED_SUFFIX",
            "discover_sessions", "is_utf8", "list_session", "printable", "same_content", "read_session", "read_tau2", "read_tau_bench", "session_fingerprint"]

@@ -21,6 +21,7 @@ SCENARIO_INPUTS = (
     "scenario_config/reference_answer.json",
     "final_agent_response.json",
     "bot_logs_agent/llm_context.json",
+    "bot_logs_user/llm_context.json",
 )
 
 
@@ -151,6 +152,7 @@ def list_session(session_dir: Path) -> Listing:
         if tokens[METRICS_AT] != "-" or any(os.path.exists(folder + marker) for marker in SCENARIO_MARKERS):
             scenarios[name] = hashlib.blake2b(";".join(tokens).encode(), digest_size=12).hexdigest()
     digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"reader={NEMO_READER_VERSION};".encode())
     for name in RUN_FILES:
         digest.update(f"{name}={_stat_token(f'{base}/{name}')};".encode())
     for name in killed:
@@ -162,7 +164,9 @@ def list_session(session_dir: Path) -> Listing:
 
 # Part of a tau2 / tau-bench file's fingerprint: a reader that extracts more from the same file
 # (2: COMMUNICATE, reward basis, recovered task ids) re-reads files ingested by an older one.
-EXTERNAL_READER_VERSION = "2"
+EXTERNAL_READER_VERSION = "3"  # 3: evidence (turns, tool calls)
+# The same for voice-agent sessions (2: evidence: turns, tool calls, judge results, action items).
+NEMO_READER_VERSION = "2"
 
 
 def session_fingerprint(session: Session) -> str:

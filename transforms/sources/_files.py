@@ -143,6 +143,9 @@ class SessionTables:
     verdicts: pl.DataFrame
     quarantine: pl.DataFrame
     errors: list[BadInput] = field(default_factory=list)
+    # the evidence tables (turns, tool_calls, judge_results), each as rows
+    evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # what was read but could not be stored
 
 
 def parse_json_bytes(data: bytes) -> Any:

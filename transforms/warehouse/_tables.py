@@ -13,7 +13,7 @@ import secrets
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import polars as pl
 
@@ -22,7 +22,7 @@ from scorelake.transforms.errors import WarehouseMissing
 
 TABLES = tuple(SCHEMAS)
 # Rows keyed by (run_id, generation): visible while their generation is the run's committed one.
-RUN_TABLES = ("scenarios", "verdicts", "quarantine", "scores", "rate_counts")
+RUN_TABLES = ("scenarios", "verdicts", "quarantine", "turns", "tool_calls", "judge_results", "scores", "rate_counts")
 # What vacuum keeps: files and log entries of the last 90 days stay readable with --as-of.
 HISTORY_DAYS = 90
 TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} days",
@@ -169,12 +169,33 @@ class Tables:
     # ---- reading --------------------------------------------------------------------------
     def read(self, table: str, version: int | None = None) -> pl.LazyFrame:
         """The table's rows at ``version`` (default: the current one)."""
+        return self._rows(table, self.delta_table(table, version))
+
+    def _rows(self, table: str, snapshot) -> pl.LazyFrame:
+        """The rows of one loaded version (a DeltaTable) of the table."""
         if not self.is_local:
-            return pl.scan_delta(self.delta_table(table, version))
+            return pl.scan_delta(snapshot)
         # Locally, its files as plain Parquet (scorelake writes neither deletion vectors nor
         # partitions): Polars' Delta reader would import pyarrow, 50 ms on every command.
-        files = self.files(table, version)
+        files = snapshot.file_uris()
         return pl.scan_parquet(files) if files else empty_frame(table).lazy()
+
+    def _rewrite_runs(self, run_ids: list[str], rows: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+        """Replace the ``runs`` rows of ``run_ids`` by ``rows(current rows)`` in one predicate
+        overwrite; returns the rows it replaced. The write is based on the very version the rows
+        were read from, so a commit another writer landed in between is a conflict (and the whole
+        step is run again on a fresh read) rather than rows this step never saw being dropped."""
+
+        def step() -> pl.DataFrame:
+            from deltalake import write_deltalake
+
+            snapshot = self.delta_table("runs")
+            current = self._rows("runs", snapshot).filter(pl.col("run_id").is_in(run_ids)).collect()
+            write_deltalake(snapshot, conform("runs", rows(current)), mode="overwrite",
+                            predicate=is_in("run_id", run_ids))
+            return current
+
+        return retrying(step)
 
     def committed_runs(self) -> pl.DataFrame:
         """Each run's committed row (should two writers have committed one run at once: the newer)."""
@@ -210,12 +231,7 @@ class Tables:
     def set_run_group(self, run_ids: list[str], group: str) -> None:
         """The runs' ``run_group`` changed in place: one predicate overwrite of their ``runs`` rows."""
 
-        def write() -> None:
-            rows = self.read("runs").filter(pl.col("run_id").is_in(run_ids)).collect()
-            self._write("runs", rows.with_columns(run_group=pl.lit(group)), mode="overwrite",
-                        predicate=is_in("run_id", run_ids))
-
-        retrying(write)
+        self._rewrite_runs(run_ids, lambda current: current.with_columns(run_group=pl.lit(group)))
 
     def commit_runs(self, runs: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> None:
         """Commit a batch of ingested runs: their rows of ``RUN_TABLES`` (of the generations in
@@ -224,11 +240,7 @@ class Tables:
             self.append(table, tables[table])
         run_ids = runs["run_id"].to_list()
 
-        def switch() -> set[str]:
-            replaced = self.read("runs").filter(pl.col("run_id").is_in(run_ids)).select("generation").collect()
-            self._write("runs", runs, mode="overwrite", predicate=is_in("run_id", run_ids))
-            return set(replaced["generation"])
-
-        dead = retrying(switch) - set(runs["generation"])
+        replaced = self._rewrite_runs(run_ids, lambda _: runs)
+        dead = set(replaced["generation"]) - set(runs["generation"])
         for table in RUN_TABLES if dead else ():
             self.delete(table, is_in("generation", dead))

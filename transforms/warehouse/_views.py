@@ -90,7 +90,8 @@ class Views:
             for stem, text in sql_files(layer):
                 body = re.sub(r";\s*$", "", text.strip())
                 bodies[stem] = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: f"delta_{m.group(1)}", body)
-        words = {name: set(re.findall(r"\w+", body)) for name, body in bodies.items()}
+        # the names a body uses, its comments aside (a comment naming a view is no dependency)
+        words = {name: set(re.findall(r"\w+", re.sub(r"--[^\n]*", "", body))) for name, body in bodies.items()}
         names = {name: [other for other in bodies if other != name and other in words[name]] for name in bodies}
         done: set[str] = set()
 

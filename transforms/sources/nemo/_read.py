@@ -17,6 +17,7 @@ from typing import Any, Callable
 from scorelake.transforms.columns import _MISSING, SCENARIO_COLUMNS, SCENARIO_FILES, Derived, frame
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
 from scorelake.transforms.sources._discover import Session, list_session
+from scorelake.transforms.sources._evidence import action_verdict_rows, judge_row, tool_call_rows, turn_rows
 from scorelake.transforms.sources._files import (
     BadInput,
     SessionTables,
@@ -184,18 +185,9 @@ def _verdict_rows(src: ScenarioSource) -> list[dict[str, Any]]:
     return rows
 
 
-def _count_assistant_messages(path: Path, root: Path) -> int | None:
-    """The resume path's fallback agent-turn count: assistant messages in llm_context.json."""
-    if not path.exists():
-        return None
-    messages = load_json(path, root)
-    if not isinstance(messages, list):
-        return None
-    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
-
-
-def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One scenario directory as a ``scenarios`` row plus its ``verdicts`` rows; raises ``BadInput``."""
+def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tuple[dict, list[dict], dict, list[str]]:
+    """One scenario directory as a ``scenarios`` row, its ``verdicts`` rows, its evidence rows per
+    table and warnings (evidence that could not be read); raises ``BadInput``."""
     root = run.session.path
     for directory in (scenario_dir, scenario_dir / "scenario_config", scenario_dir / "bot_logs_agent"):
         check_directory(directory, root)
@@ -238,11 +230,31 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
                 raise BadInput(os.path.relpath(reference_path, root), "ACTION_MATCH undefined", str(exc)) from None
 
     agent_usage = metrics.token_usage.agent if metrics.token_usage else None
-    if agent_usage is None or agent_usage.n_calls is None:
-        src.agent_context_messages = _count_assistant_messages(
-            scenario_dir / "bot_logs_agent" / "llm_context.json", root)
+    counts_turns = agent_usage is None or agent_usage.n_calls is None  # the stall check needs the context
+    contexts, warnings = {}, []
+    for side in ("agent", "user"):
+        path = scenario_dir / f"bot_logs_{side}" / "llm_context.json"
+        try:
+            contexts[side] = load_json(path, root) if os.path.lexists(path) else None
+        except BadInput as err:
+            if side == "agent" and counts_turns:
+                raise
+            warnings.append(f"{scenario_dir.name}: evidence not stored: {err}")  # scored all the same
+            contexts[side] = None
+    if counts_turns:
+        agent = contexts["agent"]
+        src.agent_context_messages = None if not isinstance(agent, list) else sum(
+            1 for m in agent if isinstance(m, dict) and m.get("role") == "assistant")
 
-    return _column_values(src), _verdict_rows(src)
+    key = {"run_id": run.session.run_id, "generation": run.generation, "scenario_name": metrics.scenario_name}
+    evidence = {
+        "turns": turn_rows(key, docs["metrics"].get("turns") or [], docs["metrics"].get("latencies")),
+        "tool_calls": [row for side, messages in contexts.items() if isinstance(messages, list)
+                       for row in tool_call_rows(key, side, messages)],
+        "judge_results": [judge_row(key, docs["judge"])] if isinstance(docs.get("judge"), dict) else [],
+    }
+    verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
+    return _column_values(src), verdicts, evidence, warnings
 
 
 def _session_started_at(run_id: str) -> datetime | None:
@@ -297,17 +309,22 @@ def read_session(session: Session, generation: str) -> SessionTables:
     context = RunContext(session, generation, run_args.invocations, queue)
     rows: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []
+    evidence: dict[str, list[dict[str, Any]]] = {}
+    warnings: list[str] = []
     for d in live:
         if not is_utf8(d.name):
             quarantined(printable(d.name), BadInput(printable(d.name), "folder name is not UTF-8"))
             continue
         try:
-            row, row_verdicts = read_scenario(d, context, listing.scenarios[d.name])
+            row, row_verdicts, row_evidence, row_warnings = read_scenario(d, context, listing.scenarios[d.name])
         except BadInput as err:
             quarantined(d.name, err)
             continue
         rows.append(row)
         verdicts.extend(row_verdicts)
+        warnings.extend(row_warnings)
+        for table, evidence_rows in row_evidence.items():
+            evidence.setdefault(table, []).extend(evidence_rows)
     _assign_positions(rows, context)
 
     args = last.parsed_args
@@ -321,4 +338,4 @@ def read_session(session: Session, generation: str) -> SessionTables:
         run_args_json=json.dumps(run_args_doc),
     )
     return SessionTables(run_row, frame("scenarios", rows), frame("verdicts", verdicts),
-                         frame("quarantine", quarantine), errors)
+                         frame("quarantine", quarantine), errors, evidence, warnings)

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from scorelake.transforms.columns import SCHEMAS, frame
 from scorelake.transforms.scoring import Signal
 from scorelake.transforms.sources._discover import Session, session_fingerprint
+from scorelake.transforms.sources._evidence import message_turn_rows, tool_call_rows
 from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
 from scorelake.transforms.sources.tau._raw import Tau2Header, Tau2Simulation, TauBenchRecord
 
@@ -134,7 +135,7 @@ def _missing_checks(sim: Tau2Simulation, basis: list[str], task: dict | None) ->
 
 
 def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Simulation, bucket: str,
-               tasks: dict[str, dict]) -> tuple[dict, list[dict]]:
+               tasks: dict[str, dict]) -> tuple[dict, list[dict], dict]:
     info = sim.reward_info
     task_id, task_id_claimed, identified = recover_task_id(sim, tasks)
     task = tasks.get(task_id)
@@ -153,8 +154,11 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
         claimed_reward=info.reward if info else None, claimed_success=is_success(info.reward if info else None),
     )
     verdicts: list[dict] = []
+    key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
+    evidence = {"turns": message_turn_rows(key, sim.messages),
+                "tool_calls": tool_call_rows(key, "agent", sim.messages)}
     if info is None:
-        return row, verdicts
+        return row, verdicts, evidence
     if info.db_check is not None:
         row["db_match_recorded"] = info.db_check.db_match
     if info.env_assertions is not None:
@@ -184,7 +188,7 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     for i, c in enumerate(info.communicate_checks or [], 1):
         verdicts.append(_verdict(session, generation, name, "communicate", i, label=c.get("info"),
                                  passed=bool(c.get("met")), detail=c.get("justification")))
-    return row, verdicts
+    return row, verdicts, evidence
 
 
 def _run_row(session: Session, generation: str, fingerprint: str, source: str, started: str | None,
@@ -204,13 +208,13 @@ def _run_row(session: Session, generation: str, fingerprint: str, source: str, s
     }
 
 
-def _collect(session: Session, generation: str, items: list[tuple[str, Callable[[], tuple[dict, list[dict]]]]]):
+def _collect(session: Session, generation: str, items: list[tuple[str, Callable[[], tuple[dict, list[dict], dict]]]]):
     """Run each item's reader; a failing item becomes a quarantine row, the rest carry on."""
-    rows, verdicts, quarantine, errors = [], [], [], []
+    rows, verdicts, quarantine, errors, evidence = [], [], [], [], {}
     for where, read in items:
         try:
             try:
-                row, row_verdicts = read()
+                row, row_verdicts, row_evidence = read()
             except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:  # a shape no model caught
                 raise BadInput(where, "unexpected content", f"{type(exc).__name__}: {exc}") from None
         except BadInput as err:
@@ -220,7 +224,9 @@ def _collect(session: Session, generation: str, items: list[tuple[str, Callable[
         row["position"] = len(rows)
         rows.append(row)
         verdicts.extend(row_verdicts)
-    return rows, verdicts, quarantine, errors
+        for table, evidence_rows in row_evidence.items():
+            evidence.setdefault(table, []).extend(evidence_rows)
+    return rows, verdicts, quarantine, errors, evidence
 
 
 def _quarantined_run(session: Session, generation: str, fingerprint: str, source: str, err: BadInput) -> SessionTables:
@@ -262,20 +268,20 @@ def read_tau2(session: Session, generation: str) -> SessionTables:
     bucket = f"tau2_{domain}"
     tasks = {str(t.get("id")): t for t in typed.tasks or []}
 
-    def reader(where: str, load: Callable[[], Any]) -> Callable[[], tuple[dict, list[dict]]]:
-        def read() -> tuple[dict, list[dict]]:
+    def reader(where: str, load: Callable[[], Any]) -> Callable[[], tuple[dict, list[dict], dict]]:
+        def read() -> tuple[dict, list[dict], dict]:
             sim = validate(Tau2Simulation, load(), where)
             return _tau2_rows(session, generation, fingerprint, sim, bucket, tasks)
         return read
 
-    rows, verdicts, quarantine, errors = _collect(session, generation, [(w, reader(w, f)) for w, f in loaders])
+    rows, verdicts, quarantine, errors, evidence = _collect(session, generation, [(w, reader(w, f)) for w, f in loaders])
     _settle_collisions(rows, [row.pop("_identified") for row in rows])
     env = {k: v for k, v in (info.get("environment_info") or {}).items() if k not in ("policy", "tool_defs")}
     summary = {**{k: v for k, v in info.items() if k != "environment_info"}, "environment_info": env}
     run = _run_row(session, generation, fingerprint, "tau2", typed.timestamp, len(loaders), len(rows),
                    len(quarantine), summary)
     return SessionTables(run, frame("scenarios", rows), frame("verdicts", verdicts), frame("quarantine", quarantine),
-                         errors)
+                         errors, evidence)
 
 
 def _tau_bench_domain(run_id: str) -> str:
@@ -286,7 +292,7 @@ def _tau_bench_domain(run_id: str) -> str:
 
 
 def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: TauBenchRecord,
-                    bucket: str) -> tuple[dict, list[dict]]:
+                    bucket: str) -> tuple[dict, list[dict], dict]:
     name = f"{bucket}__{rec.task_id}__trial{rec.trial}"
     outcome = rec.info.reward_info.info if rec.info.reward_info else None
     row = _base_row(session, generation, fingerprint)
@@ -299,7 +305,8 @@ def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: Ta
         db_match_recorded=is_success(outcome.r_actions) if outcome else None,
         claimed_reward=rec.reward, claimed_success=is_success(rec.reward),
     )
-    return row, []
+    key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
+    return row, [], {"turns": message_turn_rows(key, rec.traj), "tool_calls": tool_call_rows(key, "agent", rec.traj)}
 
 
 def read_tau_bench(session: Session, generation: str) -> SessionTables:
@@ -312,13 +319,13 @@ def read_tau_bench(session: Session, generation: str) -> SessionTables:
         return _quarantined_run(session, generation, fingerprint, "tau-bench", err)
     bucket = f"taubench_{_tau_bench_domain(session.run_id)}"
 
-    def reader(i: int, record: Any) -> Callable[[], tuple[dict, list[dict]]]:
+    def reader(i: int, record: Any) -> Callable[[], tuple[dict, list[dict], dict]]:
         where = f"{session.path.name}#[{i}]"
         return lambda: _tau_bench_rows(session, generation, fingerprint, validate(TauBenchRecord, record, where),
                                        bucket)
 
-    rows, verdicts, quarantine, errors = _collect(session, generation,
+    rows, verdicts, quarantine, errors, evidence = _collect(session, generation,
                                                   [(str(i), reader(i, r)) for i, r in enumerate(doc)])
     run = _run_row(session, generation, fingerprint, "tau-bench", None, len(doc), len(rows), len(quarantine), {})
     return SessionTables(run, frame("scenarios", rows), frame("verdicts", verdicts), frame("quarantine", quarantine),
-                         errors)
+                         errors, evidence)

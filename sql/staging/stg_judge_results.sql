@@ -1,0 +1,4 @@
+-- The judge_results table (evidence), restricted to each run's committed generation.
+SELECT t.*
+FROM {{ judge_results }} AS t
+SEMI JOIN stg_runs AS r ON t.run_id = r.run_id AND t.generation = r.generation

@@ -1,0 +1,114 @@
+"""The evidence behind a verdict, as table rows: the conversation's turns, the tool calls and their
+results, the judge's own result, and which reference actions found no match.
+
+Kept whole (texts are not cut) in tables of their own, which no rate view reads. Pure functions of
+parsed documents; ``key`` is the row's run_id, generation and scenario_name.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scorelake.transforms.scoring import ActionMatch
+
+# judge_result.json keys stored in columns of their own (or as NL-assertion verdicts); the rest is extra.
+JUDGE_KEYS = {"score", "reason", "judge_input", "nl_assertion_verdicts", "nl_assertion_pass_count",
+              "nl_assertion_total", "nl_assertion_pass_rate"}
+
+
+def _text(value: Any) -> str | None:
+    """A message's content as text: strings as they are, anything else (a list of parts) as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def turn_rows(key: dict, turns: list[dict], latencies: list[dict] | None) -> list[dict]:
+    """``metrics.json`` turns; an agent turn that answered a user turn carries that exchange's latency
+    (``metrics.latencies`` pairs them by transcript, in order)."""
+    rows = [{**key, "ordinal": i + 1, "role": t.get("role"), "text": _text(t.get("text")),
+             "timestamp": t.get("timestamp"), "latency_ms": None} for i, t in enumerate(turns)]
+    at = 0
+    for exchange in latencies or []:
+        for row in rows[at:]:
+            at += 1
+            if row["role"] == "agent" and row["text"] == exchange.get("agent_transcript"):
+                row["latency_ms"] = exchange.get("latency_ms")
+                break
+    return rows
+
+
+def message_turn_rows(key: dict, messages: list[dict]) -> list[dict]:
+    """A tau2 / tau-bench message list as turns: every message that says something (tool results are
+    the tool calls' business)."""
+    rows = []
+    for message in messages:
+        role, content = message.get("role"), _text(message.get("content"))
+        if role in ("tool", "system") or not content:
+            continue
+        rows.append({**key, "ordinal": len(rows) + 1, "role": role, "text": content,
+                     "timestamp": _text(message.get("timestamp")), "latency_ms": None})
+    return rows
+
+
+def _call(call: dict) -> tuple[str | None, str | None, Any]:
+    """(id, name, arguments) of a tool call in OpenAI's shape (``function: {name, arguments}``) or tau2's."""
+    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    return call.get("id"), function.get("name"), function.get("arguments")
+
+
+def tool_call_rows(key: dict, side: str, messages: list) -> list[dict]:
+    """Every tool call of an LLM message list, in order, with the result the tool returned (the
+    ``tool`` message answering its id)."""
+    results = {}
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "tool":
+            results[message.get("tool_call_id") or message.get("id")] = _text(message.get("content"))
+    rows = []
+    for index, message in enumerate(messages):
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else []:
+            if not isinstance(call, dict):
+                continue
+            call_id, name, arguments = _call(call)
+            if isinstance(arguments, str):  # OpenAI's shape: the arguments as JSON text
+                try:
+                    arguments = json.loads(arguments)
+                except ValueError:
+                    pass
+            rows.append({**key, "side": side, "ordinal": len(rows) + 1, "message_index": index,
+                         "call_id": _text(call_id), "name": _text(name),
+                         "arguments_json": json.dumps(arguments, ensure_ascii=False),
+                         "result": results.get(call_id), "requestor": _text(call.get("requestor"))})
+    return rows
+
+
+def judge_row(key: dict, doc: dict) -> dict:
+    """``judge_result.json`` whole: score, reason, whether the judge itself failed (upstream's
+    ``Error: ...`` reason: the endpoint down, or a reply it could not parse), every extra key the
+    judge returned (confidence, deductions, ...) and the exact input it was given."""
+    judge_input = doc.get("judge_input") if isinstance(doc.get("judge_input"), dict) else {}
+    reason = doc.get("reason")
+    score = doc.get("score")
+    return {**key, "score": float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+            "reason": _text(reason), "errored": isinstance(reason, str) and reason.startswith("Error:"),
+            "extra_json": json.dumps({k: v for k, v in doc.items() if k not in JUDGE_KEYS}, ensure_ascii=False),
+            "system_prompt": _text(judge_input.get("system_prompt")),
+            "user_content": _text(judge_input.get("user_content"))}
+
+
+def action_verdict_rows(key: dict, action: ActionMatch) -> list[dict]:
+    """ACTION_MATCH item by item: a ``verdicts`` row (kind ``action``) per reference item, passed
+    when a prediction item matched it, with both items."""
+    rows = []
+    for i, (reference, matched) in enumerate(zip(action.references, action.matched), start=1):
+        prediction = action.predictions[matched] if matched is not None else None
+        rows.append({**key, "kind": "action", "ordinal": i,
+                     "label": _text(reference.get("name")) if isinstance(reference, dict) else None,
+                     "side": _text(reference.get("side")) if isinstance(reference, dict) else None,
+                     "passed": matched is not None, "expected_json": json.dumps(reference, ensure_ascii=False),
+                     "actual_json": None if matched is None else json.dumps(prediction, ensure_ascii=False),
+                     "detail": None if matched is not None else "no prediction item matched this reference item",
+                     "error": None})
+    return rows
