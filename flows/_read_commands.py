@@ -349,3 +349,37 @@ def show(
         sys.stdout.write(explain_html(explain(evidence)) + "\n")
     else:
         sys.stdout.write(explain_text(explain(evidence), min(terminal_width(sys.stdout) or 100, 100)))
+
+
+@command()
+def view(
+    port: Annotated[int, typer.Option(help="Port to listen on")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to bind: off the loopback address a token is required")] = "127.0.0.1",
+    token: Annotated[Optional[str], typer.Option(
+        help="The token every request must carry (?token= or Authorization: Bearer) [default: a random one when "
+             "--host is not a loopback address; none on loopback]", envvar="SCORELAKE_VIEW_TOKEN")] = None,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+) -> None:
+    """Browse the warehouse in a web browser: runs and their domains' rates, a run's scenarios
+    (failed only, by domain, by failed signal, sorted), each scenario's verdict with its evidence,
+    two runs side by side, a policy switcher. Read-only; local by default.
+
+    Example: scorelake view --port 8765   (then open http://127.0.0.1:8765/)
+    """
+    import secrets
+
+    import uvicorn
+
+    from scorelake.flows._web import is_loopback, make_app
+
+    wh = open_warehouse(warehouse, as_of)
+    wh.policy_id(policy)  # a missing warehouse or policy is said now, not on the first page
+    if not is_loopback(host) and not token:
+        token = secrets.token_urlsafe(24)
+    address = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
+    err().print(f"serving {wh.location} on {address}" + (f"?token={token}" if token else "")
+                + (f"&policy={policy}" if policy != RECORDED and token else f"?policy={policy}" if policy != RECORDED else "")
+                + " (Ctrl-C stops it)", highlight=False)
+    uvicorn.run(make_app(wh, token), host=host, port=port, log_level="warning")

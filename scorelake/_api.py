@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
 DEFAULT_RUNS = "data/runs"
+REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
 SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")
 # What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
 READ_STATEMENTS = {"SELECT", "EXPLAIN"}  # under the current directory, as the default warehouse is
@@ -253,7 +254,7 @@ class Warehouse:
     def report(self, policy: str = RECORDED) -> str:
         """A self-contained HTML report: rates across runs, the latest run against the one before
         it in its group, stalled scenarios."""
-        from scorelake.transforms.render import render_report
+        from scorelake.transforms.render import explain, render_report
 
         with self.connection():
             policy_id = self.policy_id(policy)
@@ -265,7 +266,11 @@ class Warehouse:
             earlier = runs.filter(pl.col("run_group").eq_missing(latest["run_group"])).head(-1)
             comparison = self.compare(earlier["run_id"][-1], latest["run_id"], policy) if earlier.height else None
             stalled = self._query("report_stalled", policy_id=policy_id)
-        return render_report(history, runs, comparison, stalled, policy)
+            linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
+            linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
+            pages = {key: explain(self.evidence(*key, policy).as_dict(), limit=2000)
+                     for key in list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES]}
+        return render_report(history, runs, comparison, stalled, policy, pages)
 
     def log(self) -> list[Commit]:
         """Every write step, oldest first: its version (an ``as_of``), time, what it did, table versions."""

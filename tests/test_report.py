@@ -40,6 +40,11 @@ def test_report_renders_charts_comparison_and_stalled_scenarios(ingested, tmp_pa
     assert "Previous <b>eval_20260904_103000</b> → latest <b>eval_20260904_110000</b>" in dom
     assert re.search(r"Exact McNemar on \d+ paired scenarios", dom)
     assert "eva_airline__2_2_2" in dom.split('id="stalled"', 1)[1]  # a stalled scenario of the mixed run
+    # each regressed or stalled scenario links to its page in the report, the layout of `scorelake view`'s
+    target = re.search(r"<a href=\"#(s-[0-9a-f]+)\">eva_airline__2_2_2</a>", dom)[1]
+    section = dom.split(f'id="{target}"', 1)[1].split("</section>", 1)[0]
+    assert "eva_airline__2_2_2" in section and "stalled: the agent made" in section
+    assert 'class="transcript"' in section and "Signals" in section
 
     shot = tmp_path / "report.png"
     render(page.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1200,1600")

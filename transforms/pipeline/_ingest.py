@@ -14,7 +14,15 @@ from scorelake.transforms.columns import frame
 from scorelake.transforms.pipeline._check import task_id_warnings
 from scorelake.transforms.pipeline._rescore import score_and_count
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import EVIDENCE_TABLES, READERS, Session, is_utf8, printable, same_content, session_fingerprint
+from scorelake.transforms.sources import (
+    EVIDENCE_TABLES,
+    READERS,
+    Session,
+    is_utf8,
+    printable,
+    same_content,
+    session_fingerprint,
+)
 from scorelake.transforms.warehouse import RUN_TABLES, Store, new_generation
 
 

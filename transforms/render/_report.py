@@ -4,6 +4,7 @@ by a few lines of vanilla JavaScript when the page opens."""
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from scorelake.transforms.analysis import Comparison, delta_text
+from scorelake.transforms.render._explain import explain_html
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
 # ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.
@@ -35,11 +37,21 @@ def _delta_row(r: dict[str, Any]) -> str:
             f"<td class='{trend}'>{shown}</td><td>{interval}</td></tr>")
 
 
-def _comparison_html(c: Comparison | None) -> str:
+def anchor(run: str, scenario: str) -> str:
+    """The id of a scenario's section in the report: any name, made a safe id."""
+    return "s-" + hashlib.sha1(f"{run}\0{scenario}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _scenario_link(run: str, scenario: str, pages: dict) -> str:
+    name = html.escape(scenario)
+    return f"<a href='#{anchor(run, scenario)}'>{name}</a>" if (run, scenario) in pages else name
+
+
+def _comparison_html(c: Comparison | None, pages: dict) -> str:
     if c is None:
         return "<p class='note'>Only one run in the warehouse: nothing to compare yet.</p>"
     rows = "".join(_delta_row(r) for r in c.deltas.iter_rows(named=True))
-    flips = lambda names: ", ".join(html.escape(n) for n in names) or "none"  # noqa: E731
+    flips = lambda names: ", ".join(_scenario_link(c.run_b, n, pages) for n in names) or "none"  # noqa: E731
     return (
         f"<p>Previous <b>{html.escape(c.run_a)}</b> → latest <b>{html.escape(c.run_b)}</b></p>"
         "<table id='deltas'><thead><tr><th>domain</th><th>previous</th><th>latest</th><th>delta</th>"
@@ -51,11 +63,11 @@ def _comparison_html(c: Comparison | None) -> str:
     )
 
 
-def _stalled_html(stalled: pl.DataFrame) -> str:
+def _stalled_html(stalled: pl.DataFrame, pages: dict) -> str:
     if stalled.is_empty():
         return "<p class='note'>No stalled scenarios.</p>"
     rows = "".join(
-        f"<tr><td>{html.escape(r['run_id'])}</td><td>{html.escape(r['scenario_name'])}</td>"
+        f"<tr><td>{html.escape(r['run_id'])}</td><td>{_scenario_link(r['run_id'], r['scenario_name'], pages)}</td>"
         f"<td>{r['agent_turns']}</td><td>{r['min_agent_turns']}</td></tr>"
         for r in stalled.iter_rows(named=True))
     return ("<table id='stalled'><thead><tr><th>run</th><th>scenario</th><th>agent turns</th><th>minimum</th>"
@@ -118,12 +130,21 @@ table { border-collapse: collapse; } td, th { padding: 3px 10px; border-bottom: 
 .bar { fill: #4a7bd0; } .ci { stroke: #222; stroke-width: 1.5; } .axis { stroke: #999; }
 .tick, .value { font-size: 10px; fill: #555; } .up { color: #17803d; } .down { color: #b3261e; }
 .note { color: #666; }
+section.scenario { border-top: 2px solid #ccc; margin-top: 2em; } section.scenario h1 { font-size: 1.2em; }
+.outcome.failed b, tr.failed td:nth-child(2) { color: #b3261e; } .outcome.passed b, tr.passed td:nth-child(2) { color: #17803d; }
+section.scenario pre { white-space: pre-wrap; word-break: break-word; background: #f6f7f9; padding: .3em; }
+.latency { color: #777; font-size: 12px; } td { vertical-align: top; }
 """
 
 
 def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,
-                  stalled: pl.DataFrame, policy_name: str) -> str:
-    """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group)."""
+                  stalled: pl.DataFrame, policy_name: str, pages: dict | None = None) -> str:
+    """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group);
+    ``pages``: (run, scenario) -> its Explanation, for the scenarios the report links to (each
+    regressed or stalled one), rendered at the end as the scenario page of ``scorelake view``."""
+    pages = pages or {}
+    appendix = "".join(f"<section class='scenario' id='{anchor(run, scenario)}'>{explain_html(e)}</section>"
+                       for (run, scenario), e in pages.items())
     legend = "".join(
         f"<li>#{i + 1} <b>{html.escape(r['run_id'])}</b> ({r['session_started_at'] or 'no timestamp'}, "
         f"{html.escape(str(r['source']))}, group {html.escape(str(r['run_group']))})</li>"
@@ -141,9 +162,12 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
 <ul id="runs">{legend}</ul>
 <div id="charts"></div>
 <h2>Latest run against the previous one</h2>
-{_comparison_html(comparison)}
+{_comparison_html(comparison, pages)}
 <h2>Stalled scenarios</h2>
-{_stalled_html(stalled)}
+{_stalled_html(stalled, pages)}
+<h2>Scenarios</h2>
+<p class="note">Each regressed or stalled scenario above: why it failed, its transcript and tool calls.</p>
+{appendix}
 <script type="application/json" id="history-data">{_json({"runs": runs["run_id"].to_list(), "rows": chart_rows})}</script>
 <script>{_SCRIPT}</script>
 </body></html>

@@ -1,0 +1,162 @@
+"""`scorelake view` as a person uses it: the command started as its own process, its pages driven in
+Debian's headless Chromium through Debian's ChromeDriver (Selenium; no browser download): the run
+page, filtering to the failed scenarios, opening one, reading the judge's reason and the transcript;
+a run and a scenario named to inject script render as text; a token off the loopback address."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import scorelake
+from tests import hostile
+from tests.conftest import BASELINE, CONFORMANCE
+
+SCORELAKE = str(Path(sys.executable).parent / "scorelake")
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+INJECTION = "<script>alert(1)</script>"
+pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
+                                reason="Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(warehouse: Path, *args: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    server = subprocess.Popen([SCORELAKE, "view", "--port", str(port), "-w", str(warehouse), *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url + "/", timeout=2)
+            return server, url
+        except urllib.error.HTTPError:  # answering (e.g. 401 without the token)
+            return server, url
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"scorelake view did not start: {server.stderr.read()}")
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> Path:
+    """The baseline session, plus a tau2 file whose run and domain are named to inject script."""
+    root = tmp_path_factory.mktemp("view")
+    shutil.copytree(CONFORMANCE / BASELINE, root / "runs" / BASELINE)
+    doc = hostile.tau2_document(domain=INJECTION)
+    doc["simulations"][0]["task_id"] = INJECTION  # the scenario's name carries it too
+    (root / "runs" / "<script>alert(1)<!--.json").write_text(json.dumps(doc))
+    scorelake.open(root / "wh").ingest(root / "runs")
+    return root / "wh"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1280,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def site(warehouse):
+    server, url = serve(warehouse)
+    yield url
+    server.terminate()
+    server.wait(timeout=30)
+
+
+def test_filter_to_the_failed_open_one_read_its_reason_and_transcript(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{site}/")
+    browser.find_element(By.LINK_TEXT, BASELINE).click()
+    assert browser.current_url.startswith(f"{site}/runs/{BASELINE}")
+    everything = len(browser.find_elements(By.CSS_SELECTOR, "#scenarios a.scenario"))
+    browser.find_element(By.ID, "failed-only").click()
+    browser.find_element(By.ID, "apply").click()
+    WebDriverWait(browser, 30).until(lambda b: "failed=1" in b.current_url)
+    failed = browser.find_elements(By.CSS_SELECTOR, "#scenarios a.scenario")
+    assert 0 < len(failed) < everything == 14
+    assert all(row.text.split()[1] == "failed" for row in browser.find_elements(By.CSS_SELECTOR, "#scenarios tr.failed"))
+    browser.find_element(By.LINK_TEXT, "qa__telephone_inventor").click()
+    page = browser.find_element(By.TAG_NAME, "body").text
+    assert "FAILED: failed by judge_passed" in page
+    assert "judge's reason: Error: 500 Server Error" in page and "the judge itself failed" in page
+    turns = browser.find_elements(By.CSS_SELECTOR, "ol.transcript li")
+    assert len(turns) == 8 and "How can I help you today?" in turns[0].text
+
+
+def test_filters_by_domain_and_failed_signal_and_sorting(site, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{site}/runs/{BASELINE}?signal=judge_passed&sort=name")
+    names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#scenarios a.scenario")]
+    assert names == sorted(names) and "qa__telephone_inventor" in names
+    assert all("judge_passed" in row.text for row in browser.find_elements(By.CSS_SELECTOR, "#scenarios tr.failed"))
+    browser.get(f"{site}/runs/{BASELINE}?domain=qa")
+    assert {a.text.split("__")[0] for a in browser.find_elements(By.CSS_SELECTOR, "#scenarios a.scenario")} == {"qa"}
+
+
+def test_names_that_inject_script_render_as_text(site, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{site}/")
+    run = "<script>alert(1)<!--"
+    assert run in browser.find_element(By.TAG_NAME, "body").text  # shown, not run
+    browser.find_element(By.LINK_TEXT, run).click()
+    scenario = browser.find_element(By.CSS_SELECTOR, "#scenarios a.scenario")
+    assert INJECTION in scenario.text
+    scenario.click()
+    assert INJECTION in browser.find_element(By.TAG_NAME, "h1").text
+    assert browser.execute_script("return document.scripts.length") == 0  # none came from the data
+
+
+def test_two_runs_side_by_side_and_the_policy_switcher(warehouse, site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    scorelake.open(warehouse).rescore("strict-judge", judge_threshold=1.0)
+    browser.get(f"{site}/runs/{BASELINE}")
+    Select(browser.find_element(By.NAME, "policy")).select_by_visible_text("strict-judge")
+    WebDriverWait(browser, 30).until(lambda b: "policy=strict-judge" in b.current_url)
+    assert Select(browser.find_element(By.NAME, "policy")).first_selected_option.text == "strict-judge"
+    browser.get(f"{site}/compare?a={BASELINE}&b={BASELINE}")
+    assert "Exact McNemar on 14 paired scenarios" in browser.find_element(By.TAG_NAME, "body").text
+
+
+def test_off_loopback_a_token_is_required(warehouse):
+    server, url = serve(warehouse, "--host", "0.0.0.0", "--token", "s3cret")
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{url}/", timeout=10)
+        assert refused.value.code == 401
+        assert urllib.request.urlopen(f"{url}/?token=s3cret", timeout=10).status == 200
+        request = urllib.request.Request(f"{url}/runs/{BASELINE}", headers={"Authorization": "Bearer s3cret"})
+        assert urllib.request.urlopen(request, timeout=10).status == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

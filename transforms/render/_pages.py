@@ -1,0 +1,154 @@
+"""The pages of ``scorelake view`` as HTML, from the API's answers: the runs with their domains'
+rates, a run's scenarios (filtered, sorted, paged), one scenario's explanation, two runs side by side.
+Pure functions of DataFrames and dicts; every value from run data is escaped."""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import quote, urlencode
+
+import polars as pl
+
+from scorelake.transforms.render._explain import SIGNALS, Explanation, explain_html
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem 2rem; color: #1d2330; }
+nav { margin-bottom: 1rem; } nav a { margin-right: 1rem; }
+table { border-collapse: collapse; margin: .5rem 0 1.5rem; } td, th { padding: .2rem .6rem; border-bottom: 1px solid #dde; text-align: left; vertical-align: top; }
+th { background: #f3f4f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.failed, .FAILED, tr.failed td:nth-child(2) { color: #b3261e; } .passed, tr.passed td:nth-child(2) { color: #1b7a36; }
+.outcome.failed b { color: #b3261e; } .outcome.passed b { color: #1b7a36; }
+pre { white-space: pre-wrap; word-break: break-word; margin: .2rem 0; background: #f6f7f9; padding: .3rem; }
+ol.transcript li { margin: .25rem 0; } li.turn.agent b { color: #2b55b0; } .latency { color: #777; font-size: 12px; }
+form.filters { margin: .5rem 0 1rem; } form.filters > * { margin-right: .6rem; }
+#scenarios td:first-child, h1 { overflow-wrap: anywhere; } #scenarios td:first-child { max-width: 36rem; }
+"""
+
+
+def esc(value: object) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def link(path: str, **query: object) -> str:
+    """A URL of the app: ``path`` (already quoted) with the query parameters that are set."""
+    params = {k: v for k, v in query.items() if v not in (None, "", False)}
+    return esc(path + (f"?{urlencode(params)}" if params else ""))
+
+
+def segment(value: str) -> str:
+    """A run or scenario id as one path segment."""
+    return quote(value, safe="")
+
+
+def page(title: str, body: str, policy: str, policies: list[str], token: str | None = None) -> str:
+    """A whole page: the navigation, a policy switcher (keeps the page, changes ``policy``), the body."""
+    options = "".join(f'<option value="{esc(p)}"{" selected" if p == policy else ""}>{esc(p)}</option>'
+                      for p in policies)
+    hidden = f'<input type="hidden" name="token" value="{esc(token)}">' if token else ""
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)} · scorelake</title>'
+            f'<style>{STYLE}</style></head><body><nav><a href="{link("/", policy=policy, token=token)}">runs</a>'
+            f'<form class="policy" method="get" style="display:inline">{hidden}<label>policy '
+            f'<select name="policy" onchange="this.form.submit()">{options}</select></label></form></nav>'
+            f"{body}</body></html>")
+
+
+def _pct(passed: int | None, total: int | None) -> str:
+    return "" if not total else f"{passed / total * 100:.1f}% ({passed}/{total})"
+
+
+def _points(delta: float | None) -> str:
+    return "" if delta is None else f"{delta * 100:+.1f} pts"
+
+
+def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str | None) -> str:
+    """Every run, newest first, with its domains' composite and task rates."""
+    parts = ["<h1>Runs</h1>"]
+    ids = runs["run_id"].to_list()
+    if len(ids) >= 2:
+        parts.append(f'<p><a href="{link("/compare", a=ids[-2], b=ids[-1], policy=policy, token=token)}">'
+                     f"compare the last two runs</a></p>")
+    for run in reversed(runs.to_dicts()):
+        rows = rates.filter(pl.col("run_id") == run["run_id"])
+        cells = "".join(
+            f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['scenarios']}</td>"
+            f"<td class=num>{_pct(r['success_passed'], r['success_total'])}</td>"
+            f"<td class=num>{_pct(r['task_passed'], r['task_total'])}</td><td class=num>{r['stalled']}</td></tr>"
+            for r in rows.iter_rows(named=True))
+        href = link(f"/runs/{segment(run['run_id'])}", policy=policy, token=token)
+        parts.append(f'<h2 class="run"><a href="{href}">{esc(run["run_id"])}</a></h2>'
+                     f"<p>{esc(run['source'])}, group {esc(run['run_group'])}, {run['n_scenarios']} scenarios, "
+                     f"{run['n_quarantined']} quarantined, {esc(run['status'])}</p>"
+                     "<table><tr><th>domain</th><th>n</th><th>success</th><th>task</th><th>stalled</th></tr>"
+                     f"{cells}</table>")
+    return "\n".join(parts)
+
+
+def run_page(run: str, rows: pl.DataFrame, domains: list[str], query: dict, policy: str, token: str | None,
+             page_size: int) -> str:
+    """A run's scenarios: filters (failed only, domain, failed signal), sorting, paging."""
+    matching = rows["matching"][0] if rows.height else 0
+    offset = query.get("offset", 0)
+    base = f"/runs/{segment(run)}"
+    keep = {k: query.get(k) for k in ("failed", "domain", "signal", "sort")}
+    domain_options = '<option value="">every domain</option>' + "".join(
+        f'<option value="{esc(d)}"{" selected" if d == query.get("domain") else ""}>{esc(d)}</option>' for d in domains)
+    signal_options = '<option value="">any signal</option>' + "".join(
+        f'<option value="{esc(s)}"{" selected" if s == query.get("signal") else ""}>{esc(s)}</option>'
+        for s in (*SIGNALS, "stalled"))
+    sorts = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")
+    sort_options = "".join(f'<option value="{s}"{" selected" if s == query.get("sort") else ""}>{s}</option>'
+                           for s in sorts)
+    hidden = (f'<input type="hidden" name="policy" value="{esc(policy)}">'
+              + (f'<input type="hidden" name="token" value="{esc(token)}">' if token else ""))
+    form = (f'<form class="filters" method="get" action="{esc(base)}">{hidden}'
+            f'<label><input type="checkbox" name="failed" value="1" id="failed-only"'
+            f'{" checked" if query.get("failed") else ""}> failed only</label>'
+            f'<select name="domain" id="domain">{domain_options}</select>'
+            f'<select name="signal" id="signal">{signal_options}</select>'
+            f'<label>sort <select name="sort" id="sort">{sort_options}</select></label>'
+            '<button type="submit" id="apply">apply</button></form>')
+    body = []
+    for r in rows.iter_rows(named=True):
+        outcome = {True: "passed", False: "failed"}.get(r["is_successful"], "n/a")
+        failed_by = ", ".join([*r["failed"], *(["stalled"] if r["stalled"] else [])])
+        href = link(f"{base}/scenarios/{segment(r['scenario_name'])}", policy=policy, token=token)
+        score = "" if r["judge_score"] is None else f"{r['judge_score']:.2f}"
+        turns = "" if r["agent_turns"] is None else r["agent_turns"]
+        body.append(f'<tr class="{outcome}"><td><a class="scenario" href="{href}">{esc(r["scenario_name"])}</a></td>'
+                    f"<td>{outcome}</td><td>{esc(r['domain'])}</td><td>{esc(failed_by)}</td>"
+                    f"<td class=num>{score}</td><td class=num>{turns}</td><td>{esc(r['stop_reason'])}</td></tr>")
+    pager = []
+    if offset > 0:
+        pager.append(f'<a href="{link(base, **keep, policy=policy, token=token, offset=max(offset - page_size, 0))}">'
+                     "previous</a>")
+    if offset + page_size < matching:
+        pager.append(f'<a id="next" href="{link(base, **keep, policy=policy, token=token, offset=offset + page_size)}">'
+                     "next</a>")
+    return (f"<h1>{esc(run)}</h1>{form}<p id=\"matching\">{matching} scenarios match; showing {offset + 1 if rows.height else 0}"
+            f"–{offset + rows.height}</p><table id=\"scenarios\"><tr><th>scenario</th><th>outcome</th><th>domain</th>"
+            f"<th>failed by</th><th>judge score</th><th>agent turns</th><th>stop reason</th></tr>{''.join(body)}</table>"
+            f"<p>{' · '.join(pager)}</p>")
+
+
+def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None) -> str:
+    back = link(f"/runs/{segment(run)}", policy=policy, token=token)
+    return f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}'
+
+
+def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | None) -> str:
+    """Two runs side by side: per-domain composite rates and delta, the scenarios that flipped."""
+    rows = "".join(
+        f"<tr><td>{esc(r['domain'])}</td><td class=num>{_pct(r['passed_a'], r['total_a'])}</td>"
+        f"<td class=num>{_pct(r['passed_b'], r['total_b'])}</td><td class=num>{_points(r['delta'])}</td></tr>"
+        for r in comparison.deltas.iter_rows(named=True))
+
+    def flips(names: list[str], run: str) -> str:
+        return "".join(f'<li><a href="{link(f"/runs/{segment(run)}/scenarios/{segment(n)}", policy=policy, token=token)}">'
+                       f"{esc(n)}</a></li>" for n in names) or "<li>none</li>"
+
+    m = comparison.mcnemar
+    return (f"<h1>{esc(run_a)} → {esc(run_b)}</h1><table><tr><th>domain</th><th>A</th><th>B</th><th>delta</th></tr>"
+            f"{rows}</table><h2>Fixed (failed → passed): {len(comparison.fixed)}</h2><ul id=\"fixed\">"
+            f"{flips(comparison.fixed, run_b)}</ul><h2>Broken (passed → failed): {len(comparison.broken)}</h2>"
+            f"<ul id=\"broken\">{flips(comparison.broken, run_b)}</ul><p>Exact McNemar on {comparison.paired} paired "
+            f"scenarios: {m.broken} broken vs {m.fixed} fixed, p = {m.p_value:.4g}</p>")
