@@ -158,6 +158,27 @@ QUERIES = """
 
 # The view database: views over each table's current files (what a local warehouse's commands use).
 VIEW_DATABASE = "con = duckdb.connect({db!r}, read_only=True)"
+
+# The pages of `scorelake view`, through its ASGI app in this process (no socket): each timed once
+# after a warm-up, in milliseconds.
+VIEW_PAGES = """
+    import scorelake
+    from starlette.testclient import TestClient
+    from scorelake.flows._web import make_app
+    wh = scorelake.open({warehouse!r})
+    run = wh.runs()["run_id"][-1]
+    failed = wh.run_scenarios(run, failed_only=True, limit=1)["scenario_name"][0]
+    pages = {{"runs": "/", "run": f"/runs/{{run}}", "run_failed_by_judge_score": f"/runs/{{run}}?failed=1&sort=judge_score",
+              "run_last_page": f"/runs/{{run}}?offset=400", "scenario": f"/runs/{{run}}/scenarios/{{failed}}"}}
+    client = TestClient(make_app(wh))
+    for path in pages.values():
+        assert client.get(path).status_code == 200
+    start = time.perf_counter()
+    for name, path in pages.items():
+        began = time.perf_counter()
+        client.get(path)
+        result[f"{{name}}_ms"] = (time.perf_counter() - began) * 1000
+"""
 # The same views bound to deltalake's Arrow datasets of the current versions (object storage, --as-of).
 ARROW_DATASETS = """from scorelake.transforms.warehouse import TABLES, Store
     wh = Store({warehouse!r})
@@ -227,6 +248,7 @@ def bench_size(n: int, work: Path) -> dict:
     report["rescore_polars"] = phase(RESCORE.format(**fmt))
     report["rescore_naive_python"] = phase(NAIVE_RESCORE.format(**fmt))
     report["queries"] = phase(QUERIES.format(**fmt, connect=VIEW_DATABASE.format(**fmt)))
+    report["view_pages"] = phase(VIEW_PAGES.format(**fmt))
     ratios = {
         "ingest_vs_read_floor_warm": report["ingest_warm"]["seconds"] / report["read_floor_warm"]["seconds"],
         "reingest_unchanged_vs_full": report["reingest_unchanged"]["seconds"] / report["ingest_warm"]["seconds"],

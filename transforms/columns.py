@@ -259,8 +259,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "reason": Str,
         "errored": Bool,  # the judge failed (upstream's "Error: ..." reason), not the agent
         "extra_json": Str,  # every other key the judge returned (confidence, deductions, ...)
-        "system_prompt": Str,  # judge_input: what the judge was asked
-        "user_content": Str,
     },
     "scores": {
         "run_id": Str,

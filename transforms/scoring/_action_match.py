@@ -133,35 +133,52 @@ def compare(reference: Any, prediction: Any, flags: TextFlags) -> ActionMatch:
             pred = [pred]
         if len(ref) == 1 and len(pred) > 1:
             pred = [pred[-1]]  # "Situation 2": only the last prediction item counts
-        # Top-level items go straight to match_dict, as upstream does (no type check).
-        lenient = _greedy_one_to_one(ref, pred, lambda r, p: match_dict(r, p, flags))
         prediction_items = len(pred) if hasattr(pred, "__len__") else None
+        refs = list(ref)
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
-        raise ActionMatchUndefined(
-            f"the upstream comparator raises {type(exc).__name__} on this payload shape: {exc}"
-        ) from exc
-    preds = list(pred) if isinstance(pred, (list, tuple)) else []
-    return ActionMatch(lenient=lenient, reference_items=len(ref), prediction_items=prediction_items,
-                       matched=_pairing(list(ref), preds, flags), references=tuple(ref), predictions=tuple(preds))
+        raise _undefined(exc) from exc
+    pairs, raised_at, error = _pairing(refs, pred, flags)
+    unmatched = next((i for i, p in enumerate(pairs) if p is None), len(pairs))
+    if error is not None and raised_at <= unmatched:  # upstream stops at the first unmatched item, or raises
+        raise _undefined(error) from error
+    return ActionMatch(lenient=unmatched == len(pairs), reference_items=len(refs), prediction_items=prediction_items,
+                       matched=pairs, references=tuple(refs),
+                       predictions=tuple(pred) if isinstance(pred, (list, tuple)) else ())
 
 
-def _pairing(refs: list, preds: list, flags: TextFlags) -> tuple[int | None, ...]:
-    """Which prediction item each reference item matched, first-fit as the comparator pairs them,
-    carried on past the first unmatched item (where the comparator stops: its verdict is made) so
-    every unmatched item is named. An item the comparator could not compare counts as unmatched."""
+def _undefined(exc: Exception) -> ActionMatchUndefined:
+    return ActionMatchUndefined(f"the upstream comparator raises {type(exc).__name__} on this payload shape: {exc}")
+
+
+def _pairing(refs: list, preds: Any, flags: TextFlags) -> tuple[tuple[int | None, ...], int, Exception | None]:
+    """The comparator's greedy first-fit one-to-one matching (top-level items straight to
+    ``match_dict``, as upstream does), carried on past the first unmatched reference item (where
+    upstream stops: its verdict is made) so that every unmatched item is named. Returns, per
+    reference item, the prediction item matched to it (or None), and the first item whose search
+    raised, with the exception (upstream raises it unless an earlier item went unmatched)."""
     used: set[int] = set()
     pairs: list[int | None] = []
-    for ref in refs:
+    raised_at, error = len(refs), None
+    for i, ref in enumerate(refs):
         found = None
-        for i, pred in enumerate(preds):
+        try:
+            candidates = list(enumerate(preds))
+        except TypeError as exc:  # a prediction that is no sequence
+            candidates = []
+            if error is None:
+                raised_at, error = i, exc
+        for j, pred in candidates:
+            if j in used:
+                continue
             try:
-                hit = i not in used and match_dict(ref, pred, flags)
-            except (TypeError, AttributeError, KeyError, IndexError):
-                hit = False
+                hit = match_dict(ref, pred, flags)
+            except (TypeError, AttributeError, KeyError, IndexError) as exc:
+                if error is None:
+                    raised_at, error = i, exc
+                continue
             if hit:
-                found = i
-                used.add(i)
+                found = j
+                used.add(j)
                 break
         pairs.append(found)
-    return tuple(pairs)
-
+    return tuple(pairs), raised_at, error

@@ -85,17 +85,15 @@ def tool_call_rows(key: dict, side: str, messages: list) -> list[dict]:
 
 
 def judge_row(key: dict, doc: dict) -> dict:
-    """``judge_result.json`` whole: score, reason, whether the judge itself failed (upstream's
-    ``Error: ...`` reason: the endpoint down, or a reply it could not parse), every extra key the
-    judge returned (confidence, deductions, ...) and the exact input it was given."""
-    judge_input = doc.get("judge_input") if isinstance(doc.get("judge_input"), dict) else {}
+    """``judge_result.json``: score, reason, whether the judge itself failed (upstream's ``Error: ...``
+    reason: the endpoint down, or a reply it could not parse) and every extra key the judge returned
+    (confidence, deductions, ...). Its input (``judge_input``, mostly the reference, prediction and
+    conversation stored elsewhere) is not kept: ten times the rest in bytes, for no verdict."""
     reason = doc.get("reason")
     score = doc.get("score")
     return {**key, "score": float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
             "reason": _text(reason), "errored": isinstance(reason, str) and reason.startswith("Error:"),
-            "extra_json": json.dumps({k: v for k, v in doc.items() if k not in JUDGE_KEYS}, ensure_ascii=False),
-            "system_prompt": _text(judge_input.get("system_prompt")),
-            "user_content": _text(judge_input.get("user_content"))}
+            "extra_json": json.dumps({k: v for k, v in doc.items() if k not in JUDGE_KEYS}, ensure_ascii=False)}
 
 
 def action_verdict_rows(key: dict, action: ActionMatch) -> list[dict]:

@@ -68,8 +68,11 @@ def read_bytes(path: Path, root: Path) -> bytes:
 
 
 def inside(path: str | Path, root: str | Path) -> bool:
-    """Whether ``path``, as written (``..`` folded, symlinks not followed), lies under ``root``."""
-    return Path(os.path.normpath(os.path.join(root, path))).is_relative_to(os.path.normpath(root))
+    """Whether ``path``, as written (``..`` folded, symlinks not followed), lies under ``root``.
+    Plain strings: it runs for every file an ingest reads."""
+    base = os.path.normpath(root)
+    full = os.path.normpath(os.path.join(base, path))
+    return full == base or full.startswith(base if base.endswith(os.sep) else base + os.sep)
 
 
 def is_utf8(text: str) -> bool:

@@ -3,7 +3,8 @@
 The root is a local directory or an object-store URL (``s3://bucket/prefix`` and the other schemes
 delta-rs supports; credentials and endpoint from their usual environment variables). Under it::
 
-    runs/ scenarios/ verdicts/ quarantine/ scores/ rate_counts/ policies/ refusals/ commits/
+    runs/ scenarios/ verdicts/ quarantine/ turns/ tool_calls/ judge_results/ scores/ rate_counts/
+    policies/ refusals/ commits/
                                  one Delta table each (``_delta_log/`` + Parquet files)
     scorelake.duckdb             local only: the views (sql/), over each table's current files
     .schemas/<table>.parquet     local only: each table's declared schema, no rows (views of empty tables)

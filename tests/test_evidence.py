@@ -1,0 +1,114 @@
+"""The evidence behind every verdict, stored at ingest and shown by `scorelake show`: the judge's own
+result, the conversation, the tool calls, the reference items ACTION_MATCH found no match for."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.flows.cli import app
+from tests.conftest import BASELINE, CONFORMANCE
+
+runner = CliRunner()
+MIXED = "eval_20260902_091500"
+
+
+@pytest.fixture(scope="module")
+def wh(ingested):
+    return scorelake.open(ingested[0].root)
+
+
+def scenario_files(session: str):
+    return sorted(p for p in (CONFORMANCE / session).iterdir() if (p / "metrics.json").exists())
+
+
+def test_every_judge_result_is_stored(wh):
+    judged = wh.sql("SELECT * FROM judge_results WHERE run_id = $run", {"run": BASELINE})
+    on_disk = {p.name: json.loads((p / "judge_result.json").read_text()) for p in scenario_files(BASELINE)
+               if (p / "judge_result.json").exists()}
+    assert sorted(judged["scenario_name"]) == sorted(on_disk)
+    for row in judged.iter_rows(named=True):
+        doc = on_disk[row["scenario_name"]]
+        assert row["reason"] == doc["reason"] and row["score"] == pytest.approx(doc["score"])
+        assert row["errored"] == doc["reason"].startswith("Error:")
+        extra = {k: v for k, v in doc.items() if k in ("confidence", "deductions")}
+        assert json.loads(row["extra_json"]) == extra
+
+
+def test_the_conversation_is_stored_turn_by_turn_with_latencies(wh):
+    turns = wh.sql("SELECT * FROM turns WHERE run_id = $run AND scenario_name = 'qa__telephone_inventor' "
+                   "ORDER BY ordinal", {"run": BASELINE})
+    metrics = json.loads((CONFORMANCE / BASELINE / "qa__telephone_inventor" / "metrics.json").read_text())
+    assert turns["text"].to_list() == [t["text"] for t in metrics["turns"]]
+    assert turns["role"].to_list() == [t["role"] for t in metrics["turns"]]
+    assert sorted(turns["latency_ms"].drop_nulls().to_list()) == sorted(l["latency_ms"] for l in metrics["latencies"])
+
+
+def test_tool_calls_come_with_their_arguments_and_results(wh):
+    calls = wh.sql("SELECT * FROM tool_calls WHERE run_id = $run", {"run": MIXED})
+    assert calls.height > 0 and calls["name"].null_count() == 0
+    answered = calls.filter(pl.col("result").is_not_null())
+    assert answered.height > 0
+    assert all(isinstance(json.loads(a), (dict, list)) for a in calls["arguments_json"])
+
+
+def test_unmatched_reference_items_are_named(wh):
+    actions = wh.verdicts(run=BASELINE, kind="action")
+    scored = wh.scenarios(run=BASELINE).select("scenario_name", "is_action_match")
+    verdict = dict(zip(scored["scenario_name"], scored["is_action_match"]))
+    for name, items in actions.group_by("scenario_name"):
+        if verdict.get(name[0]) is not None and items.height == 1:
+            assert items["passed"][0] == verdict[name[0]]  # one reference item: matched iff the signal passed
+    missing = actions.filter(~pl.col("passed"))
+    assert missing.height > 0 and missing["expected_json"].null_count() == 0 and missing["actual_json"].null_count() == missing.height
+
+
+def test_tau2_simulations_bring_messages_and_tool_calls(tmp_path):
+    from tests.test_external import ORCHESTRA
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(ORCHESTRA / "trajectories" / "toolorchestra_airline_gpt-5_1trial.json")
+    counts = wh.sql("SELECT (SELECT count(*) FROM turns) AS turns, (SELECT count(*) FROM tool_calls) AS calls, "
+                    "(SELECT count(*) FROM tool_calls WHERE result IS NOT NULL) AS answered")
+    assert counts["turns"][0] > 400 and counts["calls"][0] > 100 and counts["answered"][0] == counts["calls"][0]
+
+
+def test_show_explains_a_failed_scenario_in_100_columns(wh, ingested):
+    done = runner.invoke(app, ["show", BASELINE, "qa__telephone_inventor", "-w", str(ingested[0].root)],
+                         env={"COLUMNS": "100"})
+    assert done.exit_code == 0, done.output
+    text = done.output
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "FAILED: failed by judge_passed" in text
+    assert "score 0 against threshold 0.9" in text and "the judge itself failed" in text
+    assert "judge's reason: Error: 500 Server Error" in text
+    assert text.index("signals") < text.index("transcript (8 turns)")
+
+
+def test_show_names_what_each_signal_rests_on(wh, ingested):
+    root = str(ingested[0].root)
+    failed = runner.invoke(app, ["show", MIXED, "--failed", "-w", root, "-f", "json"])
+    rows = json.loads(failed.output)
+    assert rows and all(r["is_successful"] is False for r in rows)
+    stalled = next(r for r in rows if r["stalled"])
+    text = runner.invoke(app, ["show", MIXED, stalled["scenario_name"], "-w", root]).output
+    assert "stalled: the agent made" in text
+    db = next(r for r in rows if "db_state_match" in r["failed"])
+    text = runner.invoke(app, ["show", MIXED, db["scenario_name"], "-w", root]).output
+    assert "expected DB hash" in text and "actual DB hash" in text
+    nl = wh.verdicts(run=MIXED, kind="nl_assertion")["scenario_name"][0]
+    text = runner.invoke(app, ["show", MIXED, nl, "-w", root]).output
+    assert "assertions passed" in text
+    whole = json.loads(runner.invoke(app, ["show", MIXED, nl, "-w", root, "-f", "json"]).output)
+    assert {"scenario", "verdicts", "judge", "turns", "tool_calls"} <= set(whole)
+
+
+def test_show_says_what_is_missing(ingested):
+    done = runner.invoke(app, ["show", BASELINE, "nope", "-w", str(ingested[0].root)])
+    assert done.exit_code == 2 and "no scenario 'nope'" in done.output
+    done = runner.invoke(app, ["show", BASELINE, "-w", str(ingested[0].root)])
+    assert done.exit_code == 2 and "--failed" in done.output
