@@ -355,3 +355,70 @@ def test_missing_rate_counts_are_recounted_from_the_stored_scores(prefect_server
     wh.build_views()
     with wh.connect() as con:
         assert con.sql(query).fetchall() == before
+
+
+def test_a_commit_that_landed_but_was_reported_as_a_conflict_is_not_made_twice(tmp_path, monkeypatch):
+    """Object storage: the client retries a commit whose response was lost, the retry finds the
+    version taken (by the commit itself) and delta-rs reports a conflict. Made again, an append
+    would add its rows twice, and a switch of `runs` would bring back a generation another writer
+    has since replaced and deleted (committed rows lost). The tagged attempt is found in the log."""
+    import deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    from scorelake.transforms.columns import frame
+
+    real = deltalake.write_deltalake
+    landed: list[str] = []
+
+    def lands_then_fails(table, data, **options):
+        real(table, data, **options)
+        landed.append(options.get("mode"))
+        if len(landed) == 1:
+            raise CommitFailedError("the version was taken (by this very commit)")
+
+    wh = Store(tmp_path / "wh")
+    wh.init()
+    monkeypatch.setattr(deltalake, "write_deltalake", lands_then_fails)
+    row = {"policy_id": "p", "name": "n", "spec_json": "{}", "created_at": None}
+    wh.append("policies", frame("policies", [row]))
+    assert landed == ["append"] and wh.read("policies").collect().height == 1
+
+    landed.clear()
+    runs = frame("runs", [{"run_id": "r", "generation": "g1", "n_scenarios": 0}])
+    empty = {table: frame(table, []) for table in ("scenarios", "verdicts", "quarantine", "turns", "tool_calls",
+                                                   "judge_results", "scores", "rate_counts")}
+    wh.commit_runs(runs, empty)
+    assert landed == ["overwrite"]  # the switch, made once
+    assert wh.committed_runs()["generation"].to_list() == ["g1"]
+
+
+def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_deleted_rows(tmp_path, monkeypatch):
+    """The lost write on S3 (scores covering 0 of a run's scenarios): writer A's switch of `runs`
+    lands, its response is lost, and delta-rs reports a conflict; meanwhile writer B switches the same
+    runs to its generation and deletes A's rows, as replaced. Had A made its switch again, A's
+    generation would be committed with no rows left."""
+    import deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    from scorelake.transforms.pipeline import commit_ingested, ingest_session
+
+    session = Session(BASELINE, CONFORMANCE / BASELINE)
+    first, second = (ingest_session(session, [Policy()]) for _ in range(2))
+    location = tmp_path / "wh"
+    writer_a, writer_b = Store(location), Store(location)
+    writer_a.init()
+    real = deltalake.write_deltalake
+    switches: list[int] = []
+
+    def lands_then_b_wins(table, data, **options):
+        real(table, data, **options)
+        if options.get("mode") == "overwrite" and options.get("predicate") and not switches:
+            switches.append(1)
+            commit_ingested(writer_b, [second])  # B: switch to its generation, delete A's rows
+            raise CommitFailedError("the version was taken (by this very commit)")
+
+    monkeypatch.setattr(deltalake, "write_deltalake", lands_then_b_wins)
+    commit_ingested(writer_a, [first])
+    monkeypatch.undo()
+    assert verify(Store(location)) == []
+    assert Store(location).committed_runs()["generation"].to_list() == [second.run["generation"][0]]

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument, NotFound
-from scorelake.transforms.warehouse._tables import TABLES, retrying
+from scorelake.transforms.warehouse._tables import TABLES, conform
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,14 @@ class History:
     # ---- the commit log ---------------------------------------------------------------------
     def record(self, operation: str, detail: str) -> None:
         """End a write step: a row in ``commits`` naming what it did and the version of every table."""
-        from deltalake import CommitProperties
+        from deltalake import write_deltalake
 
         versions = {t: self.delta_table(t).version() for t in TABLES if t != "commits"}
         row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
                "table_versions": json.dumps(versions, sort_keys=True)}
-        metadata = CommitProperties(custom_metadata={f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"})
-        retrying(lambda: self._write("commits", pl.DataFrame([row]), mode="append", commit_properties=metadata))
+        metadata = {f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"}
+        self.commit("commits", lambda snapshot, properties: write_deltalake(
+            snapshot, conform("commits", pl.DataFrame([row])), mode="append", commit_properties=properties), metadata)
 
     def log(self) -> list[Commit]:
         """Every recorded write step, oldest first; its version is the ``commits`` table's."""

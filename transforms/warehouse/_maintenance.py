@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from scorelake.transforms.warehouse._tables import RUN_TABLES, TABLES, is_in, retrying
+from scorelake.transforms.warehouse._tables import RUN_TABLES, TABLES, is_in
 
 COMPACT_AFTER_FILES = 256  # data files in the warehouse before an ingest or re-score compacts
 # An uncommitted generation older than this is a killed writer's; younger, maybe another's in flight.
@@ -34,7 +34,7 @@ class Maintenance:
         the files no version of the last ``HISTORY_DAYS`` days reads (vacuum) and checkpoint the log."""
         self.drop_dead_generations()
         for table in TABLES:
-            retrying(lambda: self.delta_table(table).optimize.compact())
+            self.commit(table, lambda snapshot, properties: snapshot.optimize.compact(commit_properties=properties))
             dt = self.delta_table(table)
             dt.vacuum(dry_run=False)
             dt.create_checkpoint()

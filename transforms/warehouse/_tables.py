@@ -28,6 +28,7 @@ HISTORY_DAYS = 90
 TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} days",
                 "delta.logRetentionDuration": f"interval {HISTORY_DAYS} days"}
 COMMIT_RETRIES = 10
+STEP_KEY = "scorelake.step"  # commit metadata: which attempt of which write step made the commit
 DB_FILE = "scorelake.duckdb"  # local only: the view database (see _views)
 
 
@@ -48,22 +49,6 @@ def sql_literal(text: str) -> str:
 def is_in(column: str, values: Iterable[str]) -> str:
     """A Delta predicate: ``column`` is one of ``values``."""
     return f"{column} IN ({', '.join(sql_literal(v) for v in sorted(set(values)))})"
-
-
-def retrying(commit):
-    """``commit()``, run again on a fresh read of the table when it failed to land because another
-    writer's commit (on object storage, where writers do not wait for each other) touched what it
-    read or took the next version past delta-rs's own retries."""
-    from deltalake.exceptions import CommitFailedError
-
-    for attempt in range(COMMIT_RETRIES):
-        try:
-            return commit()
-        except CommitFailedError:
-            if attempt == COMMIT_RETRIES - 1:
-                raise
-            # backing off at random, so writers that collided do not collide again in step
-            time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** attempt)))
 
 
 def delta_schema(table: str):
@@ -186,16 +171,17 @@ class Tables:
         were read from, so a commit another writer landed in between is a conflict (and the whole
         step is run again on a fresh read) rather than rows this step never saw being dropped."""
 
-        def step() -> pl.DataFrame:
+        read: dict[str, pl.DataFrame] = {}
+
+        def write(snapshot, properties) -> None:
             from deltalake import write_deltalake
 
-            snapshot = self.delta_table("runs")
-            current = self._rows("runs", snapshot).filter(pl.col("run_id").is_in(run_ids)).collect()
-            write_deltalake(snapshot, conform("runs", rows(current)), mode="overwrite",
-                            predicate=is_in("run_id", run_ids))
-            return current
+            read["current"] = self._rows("runs", snapshot).filter(pl.col("run_id").is_in(run_ids)).collect()
+            write_deltalake(snapshot, conform("runs", rows(read["current"])), mode="overwrite",
+                            predicate=is_in("run_id", run_ids), commit_properties=properties)
 
-        return retrying(step)
+        self.commit("runs", write)
+        return read["current"]
 
     def committed_runs(self) -> pl.DataFrame:
         """Each run's committed row (should two writers have committed one run at once: the newer)."""
@@ -212,21 +198,53 @@ class Tables:
         return self.delta_table(table, version).file_uris()
 
     # ---- writing -------------------------------------------------------------------------
+    def commit(self, table: str, write: Callable, metadata: dict[str, str] | None = None) -> None:
+        """``write(snapshot, commit_properties)``: one commit to ``table`` based on ``snapshot``, its
+        current version. Run again on a fresh snapshot when it failed because another writer's
+        commit (on object storage, where writers do not wait for each other) touched what it read
+        or took the next version past delta-rs's own retries, at random backoff so that writers
+        that collided do not collide again in step. Unless it landed after all: a commit whose
+        request was retried by the object store's client after its response was lost is reported
+        as a conflict with itself. Each attempt is tagged, so a landed one is found in the log and
+        never made twice (twice would add rows twice, or bring back rows another writer replaced)."""
+        from deltalake import CommitProperties
+        from deltalake.exceptions import CommitFailedError
+
+        for attempt in range(COMMIT_RETRIES):
+            snapshot = self.delta_table(table)
+            base, tag = snapshot.version(), secrets.token_hex(8)  # (a write moves the snapshot on)
+            try:
+                write(snapshot, CommitProperties(custom_metadata={**(metadata or {}), STEP_KEY: tag}))
+                return
+            except CommitFailedError:
+                if self._landed(table, tag, base):
+                    return
+                if attempt == COMMIT_RETRIES - 1:
+                    raise
+                time.sleep(random.uniform(0, min(2.0, 0.05 * 2 ** attempt)))
+
+    def _landed(self, table: str, tag: str, since: int) -> bool:
+        """Whether a commit tagged ``tag`` is in the table's log after version ``since``."""
+        latest = self.delta_table(table)
+        newer = latest.version() - since
+        return newer > 0 and any(entry.get(STEP_KEY) == tag for entry in latest.history(limit=newer))
+
     def _write(self, table: str, df: pl.DataFrame, **options) -> None:
         from deltalake import write_deltalake
 
-        write_deltalake(self.delta_table(table), conform(table, df), **options)
+        self.commit(table, lambda snapshot, properties: write_deltalake(
+            snapshot, conform(table, df), commit_properties=properties, **options))
 
     def append(self, table: str, df: pl.DataFrame) -> None:
-        if not df.is_empty():  # a commit that failed did not land, so writing again adds no duplicate
-            retrying(lambda: self._write(table, df, mode="append"))
+        if not df.is_empty():
+            self._write(table, df, mode="append")
 
     def replace(self, table: str, df: pl.DataFrame) -> None:
         """The whole table replaced by ``df``, in one commit."""
-        retrying(lambda: self._write(table, df, mode="overwrite"))
+        self._write(table, df, mode="overwrite")
 
     def delete(self, table: str, predicate: str) -> None:
-        retrying(lambda: self.delta_table(table).delete(predicate))
+        self.commit(table, lambda snapshot, properties: snapshot.delete(predicate, commit_properties=properties))
 
     def set_run_group(self, run_ids: list[str], group: str) -> None:
         """The runs' ``run_group`` changed in place: one predicate overwrite of their ``runs`` rows."""
