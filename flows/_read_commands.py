@@ -369,6 +369,7 @@ def view(
     Example: scorelake view --port 8765   (then open http://127.0.0.1:8765/)
     """
     import secrets
+    from urllib.parse import urlencode
 
     import uvicorn
 
@@ -378,8 +379,7 @@ def view(
     wh.policy_id(policy)  # a missing warehouse or policy is said now, not on the first page
     if not is_loopback(host) and not token:
         token = secrets.token_urlsafe(24)
-    address = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
-    err().print(f"serving {wh.location} on {address}" + (f"?token={token}" if token else "")
-                + (f"&policy={policy}" if policy != RECORDED and token else f"?policy={policy}" if policy != RECORDED else "")
-                + " (Ctrl-C stops it)", highlight=False)
+    query = urlencode({k: v for k, v in (("token", token), ("policy", policy)) if v and v != RECORDED})
+    address = f"http://{host if ':' not in host else f'[{host}]'}:{port}/" + (f"?{query}" if query else "")
+    err().print(f"serving {wh.location} on {address} (Ctrl-C stops it)", highlight=False)
     uvicorn.run(make_app(wh, token), host=host, port=port, log_level="warning")

@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 import scorelake
+from scorelake._api import SCENARIO_SORTS
 from scorelake.transforms.errors import NotFound, ScorelakeError
 from scorelake.transforms.render import explain, pages
 
@@ -70,7 +71,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         rows = wh.run_scenarios(run_id, policy, failed_only=query["failed"], domain=query["domain"],
                                 signal=query["signal"], sort=query["sort"], limit=page_size, offset=offset)
         domains = wh.rates(run=run_id, policy=policy)["domain"].to_list()
-        return pages.run_page(run_id, rows, domains, query, policy, token, page_size)
+        return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, token, page_size)
 
     def scenario(request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]

@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison
 
 RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
-DEFAULT_RUNS = "data/runs"
+DEFAULT_RUNS = "data/runs"  # under the current directory, as the default warehouse is
 REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
-SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")
+SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")  # run_scenarios.sql
 # What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
-READ_STATEMENTS = {"SELECT", "EXPLAIN"}  # under the current directory, as the default warehouse is
+READ_STATEMENTS = {"SELECT", "EXPLAIN"}
 
 
 def _say_nothing(_: str) -> None:
@@ -57,7 +57,7 @@ class Evidence:
     policy: str
     scenario: dict  # its scenario_scores row: signals, composite, success_breakdown, flags
     verdicts: pl.DataFrame  # per DB predicate, NL assertion, reference action, tau2 check
-    judge: dict | None  # judge_results: score, reason, errored, extra keys, its input
+    judge: dict | None  # judge_results: score, reason, errored, extra keys
     turns: pl.DataFrame  # the conversation
     tool_calls: pl.DataFrame  # agent then user side, each in order
 

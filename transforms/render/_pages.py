@@ -83,9 +83,9 @@ def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str |
     return "\n".join(parts)
 
 
-def run_page(run: str, rows: pl.DataFrame, domains: list[str], query: dict, policy: str, token: str | None,
-             page_size: int) -> str:
-    """A run's scenarios: filters (failed only, domain, failed signal), sorting, paging."""
+def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str, ...], query: dict, policy: str,
+             token: str | None, page_size: int) -> str:
+    """A run's scenarios: filters (failed only, domain, failed signal), sorting (by one of ``sorts``), paging."""
     matching = rows["matching"][0] if rows.height else 0
     offset = query.get("offset", 0)
     base = f"/runs/{segment(run)}"
@@ -95,7 +95,6 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], query: dict, poli
     signal_options = '<option value="">any signal</option>' + "".join(
         f'<option value="{esc(s)}"{" selected" if s == query.get("signal") else ""}>{esc(s)}</option>'
         for s in (*SIGNALS, "stalled"))
-    sorts = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")
     sort_options = "".join(f'<option value="{s}"{" selected" if s == query.get("sort") else ""}>{s}</option>'
                            for s in sorts)
     hidden = (f'<input type="hidden" name="policy" value="{esc(policy)}">'
