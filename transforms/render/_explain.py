@@ -59,6 +59,9 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit
             facts.append(f"prediction: {_short(s['prediction_json'], limit)}")
         return facts
     if signal == "db_state_match":
+        if s.get("expected_db_hash") is None and s.get("actual_db_hash") is None and s.get("source") != "nemo":
+            return [f"the source's own DB check says the final database {'matched' if s.get(signal) else 'did not match'}"
+                    " (tau2 db_check.db_match, tau-bench r_actions: no hashes recorded)"]
         return [f"expected DB hash {s.get('expected_db_hash') or '(none)'}",
                 f"actual DB hash   {s.get('actual_db_hash') or '(none)'}"]
     if signal == "db_state_assertion":
@@ -70,7 +73,9 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit
     if signal == "judge_passed":
         facts = []
         if s.get("judge_score") is not None:
-            facts.append(f"score {s['judge_score']:g} against threshold {s.get('judge_threshold'):g}")
+            threshold = s.get("judge_threshold")
+            facts.append(f"score {s['judge_score']:g} against threshold "
+                         + ("(none)" if threshold is None else f"{threshold:g}"))
         if judge:
             if judge.get("errored"):
                 facts.append("the judge itself failed (not the agent): upstream scored it 0.0")
@@ -110,9 +115,14 @@ def explain(evidence: dict, limit: int = 240) -> Explanation:
 
 def explain_text(e: Explanation, width: int = 100) -> str:
     """The explanation as plain text, ``width`` columns wide."""
-    wrap = lambda text, indent="", first="": textwrap.wrap(  # noqa: E731
-        text, width, initial_indent=first or indent, subsequent_indent=indent, break_long_words=True,
-        replace_whitespace=False) or [first or indent]
+    def wrap(text: str, indent: str = "", first: str = "") -> list[str]:
+        """``text`` in lines of ``width``, its own line breaks kept, every line after the first indented."""
+        lines: list[str] = []
+        for part in text.split("\n"):
+            lines += textwrap.wrap(part, width, initial_indent=first if not lines else indent,
+                                   subsequent_indent=indent, break_long_words=True) or [first if not lines else indent]
+        return lines
+
     lines = [*wrap(e.title), *wrap(f"{e.outcome}" + (f": failed by {', '.join(e.failed)}" if e.failed else ""))]
     for line in e.summary:
         lines += wrap(line, "  ", "  ")
