@@ -382,4 +382,4 @@ def view(
     query = urlencode({k: v for k, v in (("token", token), ("policy", policy)) if v and v != RECORDED})
     address = f"http://{host if ':' not in host else f'[{host}]'}:{port}/" + (f"?{query}" if query else "")
     err().print(f"serving {wh.location} on {address} (Ctrl-C stops it)", highlight=False)
-    uvicorn.run(make_app(wh, token), host=host, port=port, log_level="warning")
+    uvicorn.run(make_app(wh, token, policy=policy), host=host, port=port, log_level="warning")

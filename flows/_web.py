@@ -31,8 +31,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int = PAGE_SIZE) -> Starlette:
-    """The app over ``wh`` (read-only: GET pages only). With ``token`` set, a request without it is refused."""
+def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int = PAGE_SIZE,
+             policy: str = "recorded") -> Starlette:
+    """The app over ``wh`` (read-only: GET pages only), pages under ``policy`` unless a page asks for
+    another. With ``token`` set, a request without it is refused."""
+    default_policy = policy
     lock = threading.Lock()  # one DuckDB connection's worth of work at a time
 
     def guarded(render):
@@ -42,7 +45,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
                     "Bearer ")
                 if not hmac.compare_digest(given.encode(), token.encode()):
                     return PlainTextResponse("a token is required (?token=... or Authorization: Bearer ...)", 401)
-            policy = request.query_params.get("policy") or "recorded"
+            policy = request.query_params.get("policy") or default_policy
             try:
                 with lock, wh.connection():
                     policies = wh.policies()["name"].to_list()

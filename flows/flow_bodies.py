@@ -35,10 +35,9 @@ from scorelake.transforms.pipeline import (
     stored_policies,
 )
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import Session, discover_sessions, printable
+from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
 from scorelake.transforms.warehouse import Store
 
-DEFAULT_RUNS = "data/runs"  # under the current directory
 # Ingest tasks only read; re-score writes are idempotent (appends of rows no view shows until the
 # policy is stored), so a retry after a transient I/O error is safe.
 TASK_RETRIES = 2

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison
 
 RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
-DEFAULT_RUNS = "data/runs"  # under the current directory, as the default warehouse is
 REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
 SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")  # run_scenarios.sql
 # What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
@@ -320,11 +319,12 @@ class Warehouse:
         unchanged and refused, and how the flow ran. ``prefect``: None runs a Prefect flow when an
         API is configured, True always, False never. ``say`` gets lines meant for the user."""
         from scorelake.flows import runtime
+        from scorelake.transforms.sources import DEFAULT_RUNS
 
         self._writable()
         if isinstance(paths, (str, Path)):
             paths = [paths]
-        roots = [Path(p) for p in paths] if paths else [Path(DEFAULT_RUNS)]
+        roots = [Path(p) for p in paths] if paths else [Path(DEFAULT_RUNS)]  # under the current directory
         for root in roots:
             if not root.exists():
                 raise InvalidArgument(f"{root}: no such file or directory")

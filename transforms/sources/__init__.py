@@ -6,6 +6,7 @@ it cannot use becomes a quarantine row (``BadInput``), never an exception out of
 """
 
 from scorelake.transforms.sources._discover import (
+    DEFAULT_RUNS,
     Session,
     discover_sessions,
     list_session,
@@ -20,5 +21,22 @@ from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, read_tau2, read_
 EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results")
 READERS = {"nemo": read_session, "tau2": read_tau2, "tau2-dir": read_tau2, "tau-bench": read_tau_bench}
 
-__all__ = ["BadInput", "EVIDENCE_TABLES", "LegacyTables", "READERS", "Session", "SessionTables", "UNRESOLVED_SUFFIX",
-           "discover_sessions", "is_utf8", "list_session", "printable", "same_content", "read_session", "read_tau2", "read_tau_bench", "session_fingerprint"]
+__all__ = [
+    "BadInput",
+    "DEFAULT_RUNS",
+    "EVIDENCE_TABLES",
+    "LegacyTables",
+    "READERS",
+    "Session",
+    "SessionTables",
+    "UNRESOLVED_SUFFIX",
+    "discover_sessions",
+    "is_utf8",
+    "list_session",
+    "printable",
+    "same_content",
+    "read_session",
+    "read_tau2",
+    "read_tau_bench",
+    "session_fingerprint",
+]

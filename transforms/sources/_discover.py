@@ -11,6 +11,7 @@ from scorelake.transforms.columns import SCENARIO_FILES
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.sources._files import open_regular
 
+DEFAULT_RUNS = "data/runs"  # what ingest reads when given nothing, under the current directory
 KILLED_MARK = ".killed."
 # check_resume.py counts a sub-directory as a scenario when it holds any of these (run-format.md §14).
 SCENARIO_MARKERS = ("metrics.json", "bridge_log.txt", "scenario_config")
