@@ -98,14 +98,25 @@ def rates(
 
     Example: scorelake rates --run eval_20260904_080000 --by signal
     """
-    df = open_warehouse(warehouse, as_of).rates(by=by.value, run=run, policy=policy)
-    if emitted(df, fmt, wide):
-        return
-    grid = _domain_grid if by is RatesBy.domain else _signal_grid
-    for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
-        if n:
-            print()
-        show_grid(grid(run_id, policy, rows.to_dicts()))
+    wh = open_warehouse(warehouse, as_of)
+    with wh.connection():
+        df = wh.rates(by=by.value, run=run, policy=policy)
+        judge_only = wh.judge_errors(run, policy).filter(pl.col("judge_only"))
+    if not emitted(df, fmt, wide):
+        grid = _domain_grid if by is RatesBy.domain else _signal_grid
+        for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
+            if n:
+                print()
+            show_grid(grid(run_id, policy, rows.to_dicts()))
+    say_judge_only(judge_only)
+
+
+def say_judge_only(judge_only: pl.DataFrame) -> None:
+    """On stderr, per run: how many scenarios failed only because the LLM judge itself failed."""
+    for (run_id,), rows in judge_only.group_by("run_id", maintain_order=True):
+        err().print(f"[yellow]note[/] {run_id}: {rows.height} scenario(s) failed only because the judge itself "
+                    f"failed (scored 0.0 as upstream does): {', '.join(rows['scenario_name'])}; see the "
+                    "judge_errors view", highlight=False)
 
 
 @command()
@@ -120,7 +131,11 @@ def summary(
 
     Example: scorelake summary eval_20260904_080000 -o all_summary.txt
     """
-    text = open_warehouse(warehouse, as_of).summary(run, policy)
+    wh = open_warehouse(warehouse, as_of)
+    with wh.connection():
+        text = wh.summary(run, policy)
+        judge_only = wh.judge_errors(run, policy).filter(pl.col("judge_only"))
+    say_judge_only(judge_only)  # on stderr: the summary itself stays the runner's, byte for byte
     if output:
         write_output(output, text)
     else:

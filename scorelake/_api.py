@@ -209,6 +209,15 @@ class Warehouse:
                 self.run(run)
             return self._query(f"rates_by_{by}", policy_id=policy_id, run_id=run)
 
+    def judge_errors(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
+        """The scenarios whose LLM judge failed (upstream scored them 0.0), with ``judge_only`` where
+        the judge's signals are all that failed them: judge outages that read as agent failures."""
+        with self.connection():
+            policy_id = self.policy_id(policy)
+            if run is not None:
+                self.run(run)
+            return self._query("judge_errors", policy_id=policy_id, run_id=run)
+
     def compare(self, run_a: str, run_b: str, policy: str = RECORDED) -> Comparison:
         """Run B against baseline A: per-domain deltas with intervals, flipped scenarios, McNemar."""
         from scorelake.transforms.analysis import compare

@@ -112,3 +112,27 @@ def test_show_says_what_is_missing(ingested):
     assert done.exit_code == 2 and "no scenario 'nope'" in done.output
     done = runner.invoke(app, ["show", BASELINE, "-w", str(ingested[0].root)])
     assert done.exit_code == 2 and "--failed" in done.output
+
+
+def test_judge_outages_are_told_apart_from_agent_failures(tmp_path):
+    """On the embedded sample two scenarios fail only because the judge was down (its reason
+    `Error: ...`): the judge_errors view marks them, rates and summary say so on stderr, and the
+    summary itself stays upstream's byte for byte."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import REPO
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(REPO / "data" / "runs")
+    errors = wh.judge_errors()
+    assert sorted(errors.filter(pl.col("judge_only"))["scenario_name"]) == ["qa__telephone_inventor", "simple_qa_1"]
+    assert errors["reason"].str.starts_with("Error:").all()
+    scorelake_bin = str(Path(sys.executable).parent / "scorelake")
+    done = subprocess.run([scorelake_bin, "summary", BASELINE, "-w", wh.location], capture_output=True, text=True)
+    assert done.stdout == (CONFORMANCE / BASELINE / "all_summary.txt").read_text()
+    assert "1 scenario(s) failed only because the judge itself failed" in done.stderr
+    assert "qa__telephone_inventor" in done.stderr
+    done = subprocess.run([scorelake_bin, "rates", "-w", wh.location], capture_output=True, text=True)
+    assert done.stderr.count("failed only because the judge itself failed") == 2
