@@ -160,3 +160,20 @@ def test_off_loopback_a_token_is_required(warehouse):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_app_answers_as_the_warehouse_stood_at_a_version(warehouse, site):
+    """`scorelake view --as-of`: the pages of an earlier version (here: before a policy existed)."""
+    scorelake.open(warehouse).rescore("later-policy", judge_threshold=0.5)
+    first = scorelake.open(warehouse).log()[0].version
+    server, then = serve(warehouse, "--as-of", str(first))
+    try:
+        page = lambda url: urllib.request.urlopen(url, timeout=30).read().decode()  # noqa: E731
+        assert "later-policy" in page(f"{site}/") and "later-policy" not in page(f"{then}/")
+        assert "qa__telephone_inventor" in page(f"{then}/runs/{BASELINE}/scenarios/qa__telephone_inventor")
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"{then}/runs/nope", timeout=30)
+        assert missing.value.code == 404
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
