@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import polars as pl
 import typer
 
+import scorelake
 from scorelake.flows._terminal import Grid, wrapped
 from scorelake.flows._terminal import show as show_grid
 from scorelake.flows.cli import (
@@ -28,7 +29,6 @@ from scorelake.flows.cli import (
     err,
     fail,
     interval,
-    open_warehouse,
     pct,
     write_output,
 )
@@ -55,8 +55,6 @@ def sql(
 
     Example: scorelake sql "SELECT domain, success_rate FROM domain_rates WHERE run_id = 'eval_20260904_080000'"
     """
-    import scorelake
-
     emit(scorelake.open(warehouse, as_of, memory_limit=memory_limit, timeout=timeout).sql(query), fmt, wide)
 
 
@@ -98,10 +96,10 @@ def rates(
 
     Example: scorelake rates --run eval_20260904_080000 --by signal
     """
-    wh = open_warehouse(warehouse, as_of)
+    wh = scorelake.open(warehouse, as_of)
     with wh.connection():
         df = wh.rates(by=by.value, run=run, policy=policy)
-        judge_only = wh.judge_errors(run, policy).filter(pl.col("judge_only"))
+        judge_only = _judge_only(wh, run, policy)
     if not emitted(df, fmt, wide):
         grid = _domain_grid if by is RatesBy.domain else _signal_grid
         for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
@@ -109,6 +107,11 @@ def rates(
                 print()
             show_grid(grid(run_id, policy, rows.to_dicts()))
     say_judge_only(judge_only)
+
+
+def _judge_only(wh: scorelake.Warehouse, run: str | None, policy: str) -> pl.DataFrame:
+    """The scenarios (of ``run``, or of every run) that failed only because their judge failed."""
+    return wh.judge_errors(run, policy).filter(pl.col("judge_only"))
 
 
 def say_judge_only(judge_only: pl.DataFrame) -> None:
@@ -131,10 +134,10 @@ def summary(
 
     Example: scorelake summary eval_20260904_080000 -o all_summary.txt
     """
-    wh = open_warehouse(warehouse, as_of)
+    wh = scorelake.open(warehouse, as_of)
     with wh.connection():
         text = wh.summary(run, policy)
-        judge_only = wh.judge_errors(run, policy).filter(pl.col("judge_only"))
+        judge_only = _judge_only(wh, run, policy)
     say_judge_only(judge_only)  # on stderr: the summary itself stays the runner's, byte for byte
     if output:
         write_output(output, text)
@@ -158,7 +161,7 @@ def compare_runs(
     """
     from scorelake.transforms.analysis import delta_text
 
-    c = open_warehouse(warehouse, as_of).compare(run_a, run_b, policy)
+    c = scorelake.open(warehouse, as_of).compare(run_a, run_b, policy)
     if fmt is Format.json:
         sys.stdout.write(json.dumps({
             "run_a": run_a, "run_b": run_b, "domains": c.deltas.to_dicts(), "fixed": c.fixed, "broken": c.broken,
@@ -193,7 +196,7 @@ def history(
 
     Example: scorelake history --domain qa
     """
-    df = open_warehouse(warehouse, as_of).history(domain, policy)
+    df = scorelake.open(warehouse, as_of).history(domain, policy)
     if df.is_empty():
         fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
     if emitted(df, fmt, wide):
@@ -220,7 +223,7 @@ def passk(
 
     Example: scorelake passk --group default
     """
-    wh = open_warehouse(warehouse, as_of)
+    wh = scorelake.open(warehouse, as_of)
     df = wh.passk(group, policy)
     if df.is_empty():
         fail(f"no run group '{group}' scored under policy '{policy}'" if group else f"no scored runs in {wh.location}", 2)
@@ -248,7 +251,7 @@ def report(
 
     Example: scorelake report --out report.html
     """
-    write_output(out_file, open_warehouse(warehouse, as_of).report(policy))
+    write_output(out_file, scorelake.open(warehouse, as_of).report(policy))
     err().print(f"report written to {out_file}")
 
 
@@ -259,7 +262,7 @@ def check(warehouse: WarehouseOpt = None) -> None:
 
     Example: scorelake check -w s3://evals/scorelake
     """
-    wh = open_warehouse(warehouse)
+    wh = scorelake.open(warehouse)
     result = wh.check()
     for problem in result.problems:
         err().print(f"[red]inconsistent[/] {problem}", highlight=False)
@@ -277,7 +280,7 @@ def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: Wid
 
     Example: scorelake log --format json
     """
-    commits = open_warehouse(warehouse).log()
+    commits = scorelake.open(warehouse).log()
     df = pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,
                         "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True)}
                        for c in commits], schema={"version": pl.Int64, "committed_at": pl.Datetime("us", "UTC"),
@@ -305,7 +308,7 @@ def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatO
 
     Example: scorelake policies --format csv
     """
-    stored = open_warehouse(warehouse, as_of).policies()
+    stored = scorelake.open(warehouse, as_of).policies()
     if emitted(stored, fmt, wide):
         return
     unset = lambda v: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)  # noqa: E731
@@ -344,7 +347,7 @@ def show(
     from scorelake.flows._terminal import terminal_width
     from scorelake.transforms.render import explain, explain_html, explain_text
 
-    wh = open_warehouse(warehouse, as_of)
+    wh = scorelake.open(warehouse, as_of)
     if scenario is None:
         if not failed:
             fail("give a SCENARIO, or --failed to list the run's failed scenarios", 2)
@@ -390,7 +393,7 @@ def view(
 
     from scorelake.flows._web import is_loopback, make_app
 
-    wh = open_warehouse(warehouse, as_of)
+    wh = scorelake.open(warehouse, as_of)
     wh.policy_id(policy)  # a missing warehouse or policy is said now, not on the first page
     if not is_loopback(host) and not token:
         token = secrets.token_urlsafe(24)

@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from scorelake.flows.cli import PrefectOpt, VerboseOpt, WarehouseOpt, command, err, fail, open_warehouse, say
+import scorelake
+from scorelake.flows.cli import PrefectOpt, VerboseOpt, WarehouseOpt, command, err, fail, say
 
 
 def _say_converted(location: str, kept: str | None) -> None:
@@ -43,7 +44,7 @@ def ingest(
 
     Example: scorelake ingest /data/eval_results --group nemotron-v2
     """
-    wh = open_warehouse(warehouse)
+    wh = scorelake.open(warehouse)
     result = wh.ingest(runs_dirs, force=force, group=group, task_runner=task_runner, dask_address=dask_address,
                        prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
     _say_converted(wh.location, result["converted"])
@@ -96,7 +97,7 @@ def rescore(
 
     Example: scorelake rescore --policy lenient-judge --judge-threshold 0.8
     """
-    wh = open_warehouse(warehouse)
+    wh = scorelake.open(warehouse)
     result = wh.rescore(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                         strict_match=strict_match, judge=judge, whitelists=_parse_whitelists(whitelist or []),
                         runs=run, prefect=prefect or None, verbose=verbose, say=say)
@@ -113,7 +114,7 @@ def compact(warehouse: WarehouseOpt = None) -> None:
 
     Example: scorelake compact -w data/warehouse
     """
-    wh = open_warehouse(warehouse)
+    wh = scorelake.open(warehouse)
     wh.compact()
     err().print(f"{wh.location}: compacted ({wh.runs().height} runs)")
 
@@ -125,7 +126,7 @@ def migrate(warehouse: WarehouseOpt = None) -> None:
 
     Example: scorelake migrate -w data/warehouse
     """
-    wh = open_warehouse(warehouse)
+    wh = scorelake.open(warehouse)
     kept = wh.migrate()
     if kept is None:
         fail(f"{wh.location}: nothing to migrate (no tables/ folder of the former format)", 2)
@@ -157,7 +158,7 @@ def serve(
 
     from scorelake.flows.ingest import refresh_flow
 
-    wh = open_warehouse(warehouse)
+    wh = scorelake.open(warehouse)
     deployment = refresh_flow.to_deployment(
         name=name, cron=cron, interval=interval,
         parameters={"runs_dirs": [str(p.resolve()) for p in runs_dirs], "warehouse": wh.location})

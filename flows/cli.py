@@ -112,10 +112,6 @@ PrefectOpt = Annotated[bool, typer.Option(
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")]
 
 
-def open_warehouse(warehouse: str | None, as_of: str | None = None) -> scorelake.Warehouse:
-    return scorelake.open(warehouse, as_of)
-
-
 def cell(value: object) -> str:
     return "" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
 

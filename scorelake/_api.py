@@ -129,6 +129,14 @@ class Warehouse:
             raise NotFound(f"no stored policy named '{policy}'")
         return found["policy_id"][0]
 
+    def _scoped(self, policy: str, *runs: str | None) -> str:
+        """The id of the stored policy ``policy``, once every run given (None: all runs) is known to exist."""
+        policy_id = self.policy_id(policy)
+        for run in runs:
+            if run is not None:
+                self.run(run)
+        return policy_id
+
     def run(self, run: str) -> dict:
         """The committed ``runs`` row of ``run`` (its session directory or results file name)."""
         found = self._query("run", run_id=run)
@@ -158,9 +166,7 @@ class Warehouse:
         """One row per scenario (of ``run``, or of every run) with its signals and verdicts under ``policy``:
         the ``scenario_scores`` view."""
         with self.connection():
-            if run is not None:
-                self.run(run)
-            return self._query("scenarios", policy_id=self.policy_id(policy), run_id=run)
+            return self._query("scenarios", policy_id=self._scoped(policy, run), run_id=run)
 
     def verdicts(self, run: str | None = None, scenario: str | None = None, kind: str | None = None) -> pl.DataFrame:
         """Per-predicate and per-assertion verdicts (``kind``: db_state_assertion, nl_assertion, action, communicate)."""
@@ -176,8 +182,7 @@ class Warehouse:
         if sort not in SCENARIO_SORTS:
             raise InvalidArgument(f"sort by '{sort}': choose one of {', '.join(SCENARIO_SORTS)}")
         with self.connection():
-            policy_id = self.policy_id(policy)
-            self.run(run)
+            policy_id = self._scoped(policy, run)
             return self._query("run_scenarios", run_id=run, policy_id=policy_id, failed_only=failed_only,
                                domain=domain, signal=signal, sort=sort, limit=max(int(limit), 0),
                                offset=max(int(offset), 0))
@@ -186,8 +191,7 @@ class Warehouse:
         """Everything behind one scenario's verdict: its scored row, item verdicts, the judge's own
         result, the conversation and the tool calls."""
         with self.connection():
-            policy_id = self.policy_id(policy)
-            self.run(run)
+            policy_id = self._scoped(policy, run)
             found = self._query("scenario", run_id=run, scenario=scenario, policy_id=policy_id)
             if found.is_empty():
                 raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
@@ -204,18 +208,14 @@ class Warehouse:
         if by not in ("domain", "signal"):
             raise InvalidArgument(f"rates by '{by}': choose domain or signal")
         with self.connection():
-            policy_id = self.policy_id(policy)
-            if run is not None:
-                self.run(run)
+            policy_id = self._scoped(policy, run)
             return self._query(f"rates_by_{by}", policy_id=policy_id, run_id=run)
 
     def judge_errors(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """The scenarios whose LLM judge failed (upstream scored them 0.0), with ``judge_only`` where
         the judge's signals are all that failed them: judge outages that read as agent failures."""
         with self.connection():
-            policy_id = self.policy_id(policy)
-            if run is not None:
-                self.run(run)
+            policy_id = self._scoped(policy, run)
             return self._query("judge_errors", policy_id=policy_id, run_id=run)
 
     def compare(self, run_a: str, run_b: str, policy: str = RECORDED) -> Comparison:
@@ -223,9 +223,7 @@ class Warehouse:
         from scorelake.transforms.analysis import compare
 
         with self.connection():
-            policy_id = self.policy_id(policy)
-            for run in (run_a, run_b):
-                self.run(run)
+            policy_id = self._scoped(policy, run_a, run_b)
             rates = self._query("compare_rates", policy_id=policy_id, run_a=run_a, run_b=run_b)
             flips = self._query("compare_flips", policy_id=policy_id, run_a=run_a, run_b=run_b)
         return compare(rates, flips, run_a, run_b)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument, NotFound
-from scorelake.transforms.warehouse._tables import TABLES, conform
+from scorelake.transforms.warehouse._tables import TABLES
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,11 @@ class History:
     # ---- the commit log ---------------------------------------------------------------------
     def record(self, operation: str, detail: str) -> None:
         """End a write step: a row in ``commits`` naming what it did and the version of every table."""
-        from deltalake import write_deltalake
-
         versions = {t: self.delta_table(t).version() for t in TABLES if t != "commits"}
         row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
                "table_versions": json.dumps(versions, sort_keys=True)}
         metadata = {f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"}
-        self.commit("commits", lambda snapshot, properties: write_deltalake(
-            snapshot, conform("commits", pl.DataFrame([row])), mode="append", commit_properties=properties), metadata)
+        self._write("commits", pl.DataFrame([row]), metadata, mode="append")
 
     def log(self) -> list[Commit]:
         """Every recorded write step, oldest first; its version is the ``commits`` table's."""

@@ -229,11 +229,11 @@ class Tables:
         newer = latest.version() - since
         return newer > 0 and any(entry.get(STEP_KEY) == tag for entry in latest.history(limit=newer))
 
-    def _write(self, table: str, df: pl.DataFrame, **options) -> None:
+    def _write(self, table: str, df: pl.DataFrame, metadata: dict[str, str] | None = None, **options) -> None:
         from deltalake import write_deltalake
 
         self.commit(table, lambda snapshot, properties: write_deltalake(
-            snapshot, conform(table, df), commit_properties=properties, **options))
+            snapshot, conform(table, df), commit_properties=properties, **options), metadata)
 
     def append(self, table: str, df: pl.DataFrame) -> None:
         if not df.is_empty():

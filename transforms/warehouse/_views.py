@@ -58,6 +58,11 @@ def fetch(con: duckdb.DuckDBPyConnection, query: str, params: object, timeout_s:
             timer.cancel()
 
 
+def _bound_files(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The files the views of a view database read, as ``build_views`` listed them."""
+    return [path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()]
+
+
 def _stamp(statements: list[tuple[str, str]]) -> str:
     return hashlib.sha256(repr(statements).encode()).hexdigest()
 
@@ -173,7 +178,7 @@ class Views:
         con = None
         if self.is_local and as_of is None:
             con = duckdb.connect(str(self.db_path), read_only=True)
-            files = [path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()]
+            files = _bound_files(con)
             # a copied or moved warehouse (its view database names the old place), or views an older
             # scorelake wrote: bound anew in memory until the next write rebuilds the database
             if self._outside(files) or not self._views_current():
@@ -218,7 +223,7 @@ class Views:
         if not self.is_local or not self.db_path.exists():
             return []
         with duckdb.connect(str(self.db_path), read_only=True) as con:
-            outside = self._outside([path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()])
+            outside = self._outside(_bound_files(con))
         if not outside:
             return []
         return [f"the view database {self.db_path} reads {len(outside)} files outside this warehouse (e.g. "
