@@ -191,7 +191,11 @@ class Warehouse:
         """Everything behind one scenario's verdict: its scored row, item verdicts, the judge's own
         result, the conversation and the tool calls."""
         with self.connection():
-            policy_id = self._scoped(policy, run)
+            return self._evidence(run, scenario, policy, self._scoped(policy, run))
+
+    def _evidence(self, run: str, scenario: str, policy: str, policy_id: str) -> Evidence:
+        """``evidence`` of a run and policy already known to exist (the report asks for many)."""
+        with self.connection():
             found = self._query("scenario", run_id=run, scenario=scenario, policy_id=policy_id)
             if found.is_empty():
                 raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
@@ -274,7 +278,7 @@ class Warehouse:
             stalled = self._query("report_stalled", policy_id=policy_id)
             linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
             linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
-            pages = {key: explain(self.evidence(*key, policy).as_dict(), limit=2000)
+            pages = {key: explain(self._evidence(*key, policy, policy_id).as_dict(), limit=2000)
                      for key in list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES]}
         return render_report(history, runs, comparison, stalled, policy, pages)
 
