@@ -106,6 +106,7 @@ def rates(
             if n:
                 print()
             show_grid(grid(run_id, policy, rows.to_dicts()))
+    say_policy_judge(wh, policy)
     say_judge_only(judge_only)
 
 
@@ -115,11 +116,21 @@ def _judge_only(wh: scorelake.Warehouse, run: str | None, policy: str) -> pl.Dat
 
 
 def say_judge_only(judge_only: pl.DataFrame) -> None:
-    """On stderr, per run: how many scenarios failed only because the LLM judge itself failed."""
-    for (run_id,), rows in judge_only.group_by("run_id", maintain_order=True):
+    """On stderr, per run: how many scenarios failed only because the LLM judge itself failed, and
+    the command that asks a judge again about them."""
+    for (run_id, judge), rows in judge_only.group_by("run_id", "judge", maintain_order=True):
+        base = "" if judge == RECORDED else f" --from {judge}"
         err().print(f"[yellow]note[/] {run_id}: {rows.height} scenario(s) failed only because the judge itself "
                     f"failed (scored 0.0 as upstream does): {', '.join(rows['scenario_name'])}; see the "
-                    "judge_errors view", highlight=False)
+                    f"judge_errors view; ask again: scorelake rejudge --judge retried --only-errors{base} "
+                    f"--run {run_id}, then scorelake rescore --policy retried --judge retried", highlight=False)
+
+
+def say_policy_judge(wh: scorelake.Warehouse, policy: str) -> None:
+    """On stderr: which judge a policy takes JUDGE_PASSED and NL_ASSERTION from, when not the runs' own."""
+    judge = wh.policy_judge(policy)
+    if judge != RECORDED:
+        err().print(f"[dim]policy {policy}: judge verdicts from judge '{judge}'[/]", highlight=False)
 
 
 @command()
@@ -138,7 +149,8 @@ def summary(
     with wh.connection():
         text = wh.summary(run, policy)
         judge_only = _judge_only(wh, run, policy)
-    say_judge_only(judge_only)  # on stderr: the summary itself stays the runner's, byte for byte
+    say_policy_judge(wh, policy)  # on stderr: the summary itself stays the runner's, byte for byte
+    say_judge_only(judge_only)
     if output:
         write_output(output, text)
     else:
@@ -297,8 +309,9 @@ def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: Wid
     show_grid(Grid(["version", "committed (UTC)", "operation", "what", "tables changed"], cells, right={"version"}))
 
 
-POLICY_FIELDS = {"judge_threshold": "threshold", "min_agent_turns": "min turns", "strict_match": "strict",
-                 "judge_enabled": "judge", "whitelists": "whitelists", "scorer_version": "scorer"}
+POLICY_FIELDS = {"judge": "judge", "judge_threshold": "threshold", "min_agent_turns": "min turns",
+                 "strict_match": "strict", "judge_enabled": "judge on", "whitelists": "whitelists",
+                 "scorer_version": "scorer"}
 
 
 @command()
@@ -401,3 +414,71 @@ def view(
     address = f"http://{host if ':' not in host else f'[{host}]'}:{port}/" + (f"?{query}" if query else "")
     err().print(f"serving {wh.location} on {address} (Ctrl-C stops it)", highlight=False)
     uvicorn.run(make_app(wh, token, policy=policy), host=host, port=port, log_level="warning")
+
+
+@command()
+def judges(
+    price_in: Annotated[Optional[float], typer.Option(help="Price per million input (prompt) tokens, for the cost")] = None,
+    price_out: Annotated[Optional[float], typer.Option(help="Price per million output tokens, for the cost")] = None,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
+    coverage of the stored judge inputs, error rate, calls, retries, tokens and cost.
+
+    Example: scorelake judges --price-in 0.5 --price-out 1.5
+    """
+    found = scorelake.open(warehouse, as_of).judges(price_in, price_out)
+    if emitted(found.drop("spec_json"), fmt, wide):
+        return
+    tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731
+    cells = [[r["judge"], r["model"] or ("each run's own" if r["judge"] != RECORDED else ""), r["base"] or "",
+              pct(r["judged"], r["inputs"]), pct(r["errors"], r["judged"]), str(r["asked"]),
+              str(r["from_cache"] + r["from_base"]), str(r["retries"]), tokens(r["prompt_tokens"]),
+              tokens(r["completion_tokens"]), "" if r["cost"] is None else f"{r['cost']:.2f}"]
+             for r in found.iter_rows(named=True)]
+    show_grid(Grid(["judge", "model", "from", "coverage", "errors", "asked", "no call", "retries", "tokens in",
+                    "tokens out", "cost"], cells, right={"coverage", "errors", "asked", "no call", "retries",
+                                                         "tokens in", "tokens out", "cost"}).without_empty_columns())
+
+
+@command(name="compare-judges")
+def compare_judges(
+    judge_a: Annotated[str, typer.Argument(help="The reference judge, e.g. recorded")],
+    judge_b: Annotated[str, typer.Argument(help="The judge compared with it")],
+    run: Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")] = None,
+    threshold: Annotated[Optional[float], typer.Option(
+        help="JUDGE_PASSED threshold for both [default: each run's --judge-threshold]")] = None,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """Which judge to trust: per domain, agreement of two judges on JUDGE_PASSED and on each NL
+    assertion, Cohen's kappa with a 95% interval, mean score difference, and the verdicts that flip.
+
+    Example: scorelake compare-judges recorded gpt-judge --run eval_20260904_080000
+    """
+    c = scorelake.open(warehouse, as_of).compare_judges(judge_a, judge_b, run, threshold)
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps({"judge_a": judge_a, "judge_b": judge_b, "agreement": c.agreement.to_dicts(),
+                                     "flips": c.flips.to_dicts()}, indent=2, default=str) + "\n")
+        return
+    if fmt is Format.csv or wide:
+        emit(c.agreement, fmt, wide)
+        return
+    fmt_kappa = lambda r: "" if r["kappa"] is None else (  # noqa: E731
+        f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}]")
+    cells = [[r["domain"], r["kind"].replace("_", " "), str(r["pairs"]), pct(r["both_pass"] + r["neither"], r["pairs"]),
+              fmt_kappa(r), "" if r["mean_score_diff"] is None else f"{r['mean_score_diff']:+.3f}",
+              str(r["only_a"]), str(r["only_b"]), str(r["judge_errors"] or "")]
+             for r in c.agreement.iter_rows(named=True)]
+    show_grid(Grid(["domain", "verdict", "pairs", "agree", "kappa [95% CI]", "score B-A", "A only", "B only",
+                    "judge errors"], cells, f"judge A {judge_a} vs judge B {judge_b}",
+                   right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors"}))
+    flips = [f"{r['run_id']}/{r['scenario_name']}" + ("" if r["assertion_index"] is None else
+                                                      f" #{r['assertion_index']}")
+             + f" ({'A' if r['passed_a'] else 'B'} passes)" for r in c.flips.iter_rows(named=True)]
+    print(wrapped(f"flipped verdicts, {len(flips)}: {', '.join(flips) or 'none'}"))

@@ -83,8 +83,11 @@ def rescore(
     min_agent_turns: Annotated[Optional[int], typer.Option(help="Stall filter (0 turns it off)")] = None,
     strict_match: Annotated[Optional[bool], typer.Option(
         "--strict-match/--lenient-match", help="Force ACTION_MATCH strict matching on or off")] = None,
-    judge: Annotated[Optional[bool], typer.Option(
-        "--judge/--no-judge", help="Count the LLM judge's signals, or treat them as not applicable")] = None,
+    judge: Annotated[Optional[str], typer.Option(
+        help="Take JUDGE_PASSED and NL_ASSERTION from this judge's judgements (see `scorelake judges`) "
+             "[default: the runs' own judge_result.json, the judge 'recorded']")] = None,
+    judge_enabled: Annotated[Optional[bool], typer.Option(
+        "--judge-enabled/--no-judge", help="Count the LLM judge's signals, or treat them as not applicable")] = None,
     whitelist: Annotated[Optional[list[str]], typer.Option(
         help="Override a domain's gating signals: DOMAIN=signal[,signal...] (repeatable)")] = None,
     run: Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")] = None,
@@ -96,14 +99,82 @@ def rescore(
     flow run when an API is configured or with --prefect).
 
     Example: scorelake rescore --policy lenient-judge --judge-threshold 0.8
+    Example: scorelake rescore --policy judged-by-gpt --judge gpt-judge
     """
     wh = scorelake.open(warehouse)
     result = wh.rescore(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
-                        strict_match=strict_match, judge=judge, whitelists=_parse_whitelists(whitelist or []),
-                        runs=run, prefect=prefect or None, verbose=verbose, say=say)
+                        strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
+                        whitelists=_parse_whitelists(whitelist or []), runs=run, prefect=prefect or None,
+                        verbose=verbose, say=say)
     _say_converted(wh.location, result["converted"])
-    err().print(f"policy '{result['policy']}' ({result['policy_id']}): {result['scored']} scenarios scored; "
+    err().print(f"policy '{result['policy']}' ({result['policy_id']}, judge {result['judge']}): {result['scored']} "
+                f"scenarios scored; {result['ran']}", highlight=False)
+
+
+@command()
+def rejudge(
+    judge: Annotated[str, typer.Option("--judge", "-j", help="Name of the judge: a new one, or a stored one to go on with")],
+    judge_url: Annotated[Optional[str], typer.Option(
+        help="Full OpenAI-compatible chat-completions URL (.../v1/chat/completions) [default: each run's own]")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help="Model name [default: each run's own]")] = None,
+    run: Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")] = None,
+    only_errors: Annotated[bool, typer.Option(
+        help="Ask only where the base judge (--from, default 'recorded') failed; also ask this judge's own "
+             "failed judgements again")] = False,
+    base: Annotated[Optional[str], typer.Option(
+        "--from", help="Base judge whose judgements that did not fail are taken over [default with "
+                       "--only-errors: recorded]")] = None,
+    concurrency: Annotated[int, typer.Option(help="Calls in flight at once")] = 8,
+    api_key_env: Annotated[Optional[str], typer.Option(
+        help="Environment variable holding the key, sent as a Bearer token [default: JUDGE_API_KEY]")] = None,
+    prompt: Annotated[Optional[Path], typer.Option(
+        help="File whose text replaces the judge's system prompt (the stored user content is kept)")] = None,
+    timeout: Annotated[Optional[float], typer.Option(help="Seconds per request [default: each run's own]")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
+    temperature: Annotated[Optional[float], typer.Option(help="[default: each run's own]")] = None,
+    top_p: Annotated[Optional[float], typer.Option(help="[default: each run's own]")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
+    thinking_token_budget: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
+    warehouse: WarehouseOpt = None,
+    prefect: PrefectOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Ask an LLM judge again from the stored judge inputs, without re-running a conversation.
+
+    Sends each stored judge input the judge has not judged, with the payload upstream sends, and
+    stores its judgement as upstream would make it; transient failures are retried, a call that
+    still fails is stored as a judge error (ask again with --only-errors). Identical requests are
+    never paid twice. Then: scorelake rescore --policy NAME --judge JUDGE.
+
+    Example: scorelake rejudge --judge fixed-outage --only-errors
+    Example: scorelake rejudge --judge gpt-judge --judge-url https://api.openai.com/v1/chat/completions --judge-model gpt-5
+    """
+    prompt_text = None
+    if prompt is not None:
+        try:
+            prompt_text = prompt.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--prompt {prompt}: {getattr(exc, 'strerror', None) or exc}", 2)
+    wh = scorelake.open(warehouse)
+    result = wh.rejudge(judge, url=judge_url, model=judge_model, prompt=prompt_text, max_tokens=max_tokens,
+                        temperature=temperature, top_p=top_p, seed=seed, thinking_token_budget=thinking_token_budget,
+                        timeout=timeout, runs=run, only_errors=only_errors, base=base, concurrency=concurrency,
+                        api_key_env=api_key_env, prefect=prefect or None, verbose=verbose,
+                        progress=sys.stderr.isatty(), say=say)
+    _say_converted(wh.location, result["converted"])
+    if result["recovered"]:
+        err().print(f"{result['recovered']} judgements of an interrupted rejudge recovered from its journal")
+    without = ", ".join(f"{n} from {'the cache' if k == 'cache' else 'the base judge'}"
+                        for k, n in sorted(result["without_call"].items()))
+    err().print(f"judge '{result['judge']}' ({result['settings']}): {result['scope']} stored inputs, "
+                f"{result['judged_already']} judged already, {result['asked']} asked"
+                + (f", {without}" if without else "")
+                + f"; {result['errors']} errors, {result['retries']} retries, {result['tokens']:,} tokens; "
                 f"{result['ran']}", highlight=False)
+    for sample in result["error_samples"]:
+        err().print(f"  [yellow]judge error[/] {sample[:300]}", highlight=False)
+    if result["errors"]:
+        err().print(f"ask them again: scorelake rejudge --judge {result['judge']} --only-errors", highlight=False)
 
 
 @command()

@@ -21,16 +21,26 @@ from typing import Callable, Iterator, Protocol
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from scorelake.transforms.errors import InvalidArgument, NothingFound
+from scorelake.transforms.judging import JudgeRefused, JudgeSpec, Tally
 from scorelake.transforms.pipeline import (
+    COMMIT_LOCK_WAIT_S,
+    JUDGE_BATCH,
+    BatchResult,
     IngestedRun,
+    api_key_from,
     check_policy,
     commit_ingested,
+    commit_judgements,
+    commit_orphaned_journals,
     group_runs,
     ingest_session,
+    judge_batch,
     plan_ingest,
+    plan_rejudge,
     prepare_for_writing,
     record_refusals,
     rescore,
+    save_judge,
     save_policy,
     stored_policies,
 )
@@ -134,7 +144,8 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
             fanout.log("error", f"{session.path}: not ingested: {reason}")
         record_refusals(wh, plan.refused)
         reports, pending = [], []
-        specs = [p.spec_json() for p in stored_policies(wh)]
+        # a policy under a judge other than the runs' own is scored once that judge has judged them (rescore)
+        specs = [p.spec_json() for p in stored_policies(wh) if p.judge is None]
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
             calls = [(s.run_id, str(s.path), s.kind, s.group, specs) for s in plan.todo]
@@ -180,3 +191,61 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
         wh.build_views()
     return {"warehouse": wh.location, "scored": scored}
 
+
+
+def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
+                tally: Tally | None = None, on_answer: Callable[[], None] = lambda: None) -> BatchResult:
+    """Ask the judge about one batch of stored inputs and commit its answers (the key is read here,
+    never passed as a parameter a flow run would record)."""
+    return judge_batch(Store(warehouse), JudgeSpec.model_validate_json(spec_json), keys, concurrency=concurrency,
+                       api_key=api_key_from(api_key_env), tally=tally, on_answer=on_answer)
+
+
+def _judge_progress(enabled: bool, tally: Tally) -> Progress:
+    stats = TextColumn("")
+    stats.text_format = "{task.fields[stats]}"
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), stats, TimeElapsedColumn(),
+                    disable=not enabled, transient=True)
+
+
+def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
+            only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None,
+            progress: bool = False) -> dict:
+    """Ask a judge about every stored judge input it has not judged (``only_errors``: only those
+    its base judge failed on), a batch at a time: ``run_batch`` is the Prefect task, or None to run
+    the batches here with a live progress bar."""
+    wh = Store(warehouse)
+    wh.require()
+    spec = JudgeSpec.model_validate_json(spec_json)
+    with wh.writer_lock(COMMIT_LOCK_WAIT_S):
+        prepare_for_writing(wh)
+        save_judge(wh, spec)
+    recovered = commit_orphaned_journals(wh)
+    plan = plan_rejudge(wh, spec, run_ids, only_errors)
+    sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
+    if plan.copied.height:
+        commit_judgements(wh, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
+    result = BatchResult()
+    tally = Tally()
+    batches = [plan.todo.slice(i, JUDGE_BATCH) for i in range(0, plan.todo.height, JUDGE_BATCH)]
+    with _judge_progress(progress, tally) as bar:
+        job = bar.add_task(f"judge {spec.name}", total=plan.todo.height, stats="")
+
+        def advanced() -> None:
+            bar.update(job, completed=tally.done, stats=f"{tally.errors} errors, {tally.retries} retries, "
+                                                        f"{tally.tokens:,} tokens")
+
+        for index, batch in enumerate(batches):
+            if run_batch is None:
+                done = rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, tally, advanced)
+            else:
+                done = run_batch(warehouse, spec_json, batch, concurrency, api_key_env, index=index)
+            for name in ("judged", "errors", "retries", "tokens"):
+                setattr(result, name, getattr(result, name) + getattr(done, name))
+            result.error_samples = (result.error_samples + done.error_samples)[:3]
+            if done.refused:
+                raise JudgeRefused(f"{done.refused}; {result.judged} judgements made before it are kept")
+    return {"warehouse": wh.location, "judge": spec.name, "settings": spec.describe(), "scope": plan.scope,
+            "judged_already": plan.judged_already, "without_call": dict(sources), "asked": result.judged,
+            "errors": result.errors, "retries": result.retries, "tokens": result.tokens, "recovered": recovered,
+            "error_samples": result.error_samples}

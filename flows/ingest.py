@@ -1,4 +1,5 @@
-"""Prefect flows: ingest run directories, re-score stored runs, and the scheduled refresh of both.
+"""Prefect flows: ingest run directories, re-score stored runs, the scheduled refresh of both, and
+asking a judge again (rejudge).
 
 The flows run the bodies of ``flows.flow_bodies`` with their task functions wrapped as Prefect tasks,
 so a flow run and an in-process command do the same work; Prefect adds the flow and task runs in
@@ -16,9 +17,15 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 
 from scorelake.flows import flow_bodies
-from scorelake.flows.flow_bodies import RETRY_DELAY_S, TASK_RETRIES, ingest_session_job, rescore_policy_job
+from scorelake.flows.flow_bodies import (
+    RETRY_DELAY_S,
+    TASK_RETRIES,
+    ingest_session_job,
+    rejudge_job,
+    rescore_policy_job,
+)
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.pipeline import IngestedRun
+from scorelake.transforms.pipeline import BatchResult, IngestedRun
 
 TASK_RUNNERS = ("threads", "processes", "dask")
 
@@ -63,6 +70,16 @@ def rescore_task(warehouse: str, policy_name: str, policy_spec: str, run_ids: li
     return rescore_policy_job(warehouse, policy_name, policy_spec, run_ids)
 
 
+# Not retried: a batch's calls cost money, and its answers are journalled and kept whatever happens.
+@task(name="rejudge-batch", cache_policy=NO_CACHE, task_run_name="judge batch {index}")
+def rejudge_batch_task(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
+                       index: int = 0) -> BatchResult:
+    result = rejudge_job(warehouse, spec_json, keys, concurrency, api_key_env)
+    get_run_logger().info("batch %d: %d judged, %d errors, %d retries", index, result.judged, result.errors,
+                          result.retries)
+    return result
+
+
 class PrefectTasks:
     """The fan-out of a flow run: each task function submitted as its Prefect task to the flow's task runner."""
 
@@ -89,6 +106,14 @@ def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = 
                  run_ids: list[str] | None = None) -> dict:
     """Re-score stored runs under the given policies (JSON specs; default: every stored policy)."""
     return flow_bodies.rescore_policies(PrefectTasks(), warehouse, policy_specs, run_ids)
+
+
+@flow(name="scorelake-rejudge")
+def rejudge_flow(warehouse: str, spec_json: str, run_ids: list[str] | None = None, only_errors: bool = False,
+                 concurrency: int = 8, api_key_env: str | None = None) -> dict:
+    """Ask a judge again about the stored judge inputs it has not judged, one task per batch of calls."""
+    return flow_bodies.rejudge(rejudge_batch_task, warehouse, spec_json, run_ids, only_errors, concurrency,
+                               api_key_env)
 
 
 @flow(name="scorelake-refresh")

@@ -21,7 +21,7 @@ from scorelake.transforms.warehouse import Commit, QueryLimits, Store, fetch
 if TYPE_CHECKING:
     import duckdb
 
-    from scorelake.transforms.analysis import Comparison
+    from scorelake.transforms.analysis import Comparison, JudgeComparison
 
 RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
 REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
@@ -122,12 +122,19 @@ class Warehouse:
         with self.connection() as con:
             return self._store.query(con, name, **params)
 
-    def policy_id(self, policy: str = RECORDED) -> str:
-        """The id of the stored policy named (or with the id) ``policy``."""
+    def _policy(self, policy: str) -> dict:
         found = self._query("policy", policy=policy)
         if found.is_empty():
             raise NotFound(f"no stored policy named '{policy}'")
-        return found["policy_id"][0]
+        return found.row(0, named=True)
+
+    def policy_id(self, policy: str = RECORDED) -> str:
+        """The id of the stored policy named (or with the id) ``policy``."""
+        return self._policy(policy)["policy_id"]
+
+    def policy_judge(self, policy: str = RECORDED) -> str:
+        """The judge whose judgements a stored policy's JUDGE_PASSED and NL_ASSERTION take."""
+        return self._policy(policy)["judge"]
 
     def _scoped(self, policy: str, *runs: str | None) -> str:
         """The id of the stored policy ``policy``, once every run given (None: all runs) is known to exist."""
@@ -245,8 +252,9 @@ class Warehouse:
         ``whitelists`` as JSON, domain to signals)."""
         stored = self._query("policies")
         specs = [json.loads(spec) for spec in stored["spec_json"]]
-        return pl.DataFrame([{"policy_id": pid, **spec, "whitelists": json.dumps(spec["whitelists"], sort_keys=True)}
-                             for pid, spec in zip(stored["policy_id"], specs)])
+        return pl.DataFrame([{"policy_id": pid, **spec, "judge": judge,
+                              "whitelists": json.dumps(spec["whitelists"], sort_keys=True)}
+                             for pid, judge, spec in zip(stored["policy_id"], stored["judge"], specs)])
 
     def summary(self, run: str, policy: str = RECORDED) -> str:
         """``all_summary.txt`` of ``run`` as the upstream runner writes it, under ``policy``."""
@@ -358,20 +366,25 @@ class Warehouse:
 
     def define_policy(self, name: str | None = None, *, judge_threshold: float | None = None,
                       min_agent_turns: int | None = None, strict_match: bool | None = None,
-                      judge: bool | None = None, whitelists: Mapping[str, Sequence[str]] | None = None):
+                      judge_enabled: bool | None = None, judge: str | None = None,
+                      whitelists: Mapping[str, Sequence[str]] | None = None):
         """The policy to score under: the stored one named ``name`` when no flag is given, else a
-        policy of those flags (named ``name``, or after its id). Nothing is stored yet."""
-        from scorelake.transforms.pipeline import check_policy, find_policy
+        policy of those flags (named ``name``, or after its id). ``judge``: the judge (see ``rejudge``)
+        whose judgements JUDGE_PASSED and NL_ASSERTION take. Nothing is stored yet."""
+        from scorelake.transforms.pipeline import check_policy, find_judge, find_policy
         from scorelake.transforms.scoring import Policy
 
         flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns,
-                 "strict_match": strict_match, "judge_enabled": judge, "whitelists": dict(whitelists or {})}
+                 "strict_match": strict_match, "judge_enabled": judge_enabled, "judge": judge,
+                 "whitelists": dict(whitelists or {})}
         defined = {k: v for k, v in flags.items() if v not in (None, {})}
         if not defined:
             if not name:
                 raise InvalidArgument("give a policy name and/or the flags that define a policy")
             return find_policy(self._store, name)
         policy = Policy.checked(name, **defined)
+        if policy.judge:
+            find_judge(self._store, policy.judge)
         check_policy(self._store, policy)
         if policy.whitelists:
             known = set(self._store.scan("scenarios", self._store.committed_runs()).select("domain").unique()
@@ -383,19 +396,25 @@ class Warehouse:
         return policy
 
     def rescore(self, policy: str | None = None, *, judge_threshold: float | None = None,
-                min_agent_turns: int | None = None, strict_match: bool | None = None, judge: bool | None = None,
+                min_agent_turns: int | None = None, strict_match: bool | None = None,
+                judge_enabled: bool | None = None, judge: str | None = None,
                 whitelists: Mapping[str, Sequence[str]] | None = None, runs: Sequence[str] | None = None,
                 prefect: bool | None = None, verbose: bool = False,
                 say: Callable[[str], None] = _say_nothing) -> dict:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
-        tables alone. Returns the policy's name and id and the number of scenarios scored."""
+        tables alone. Returns the policy's name and id and the number of scenarios scored. Under a
+        ``judge``, every stored judge input in scope must have been judged by it (``rejudge``)."""
         from scorelake.flows import runtime
+        from scorelake.transforms.pipeline import require_judged
 
         self._writable()
         converted = self.migrate()
         self._store.require()
+        self._prepared()
         chosen = self.define_policy(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
-                                    strict_match=strict_match, judge=judge, whitelists=whitelists)
+                                    strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
+                                    whitelists=whitelists)
+        require_judged(self._store, chosen, list(runs) if runs else None)
         orchestration = runtime.orchestrate(prefect, "threads", verbose, say)
         args = dict(warehouse=self.location, policy_specs=[chosen.spec_json()], run_ids=list(runs) if runs else None)
         if orchestration.prefect:
@@ -406,8 +425,85 @@ class Warehouse:
             from scorelake.flows.flow_bodies import InProcess, rescore_policies
 
             result = rescore_policies(InProcess(), **args)
-        return {"policy": chosen.name, "policy_id": chosen.id, "scored": result["scored"][chosen.name],
-                "converted": converted and str(converted), "ran": orchestration.describe()}
+        return {"policy": chosen.name, "policy_id": chosen.id, "judge": chosen.judge or RECORDED,
+                "scored": result["scored"][chosen.name], "converted": converted and str(converted),
+                "ran": orchestration.describe()}
+
+    def _prepared(self) -> None:
+        """The tables of this scorelake declared (a warehouse written by an older one lacks some)."""
+        from scorelake.transforms.pipeline import COMMIT_LOCK_WAIT_S, prepare_for_writing
+
+        with self._store.writer_lock(COMMIT_LOCK_WAIT_S):
+            prepare_for_writing(self._store)
+
+    def rejudge(self, judge: str, *, url: str | None = None, model: str | None = None, prompt: str | None = None,
+                max_tokens: int | None = None, temperature: float | None = None, top_p: float | None = None,
+                seed: int | None = None, thinking_token_budget: int | None = None, timeout: float | None = None,
+                runs: Sequence[str] | None = None, only_errors: bool = False, base: str | None = None,
+                concurrency: int = 8, api_key_env: str | None = None, prefect: bool | None = None,
+                verbose: bool = False, progress: bool = False, say: Callable[[str], None] = _say_nothing) -> dict:
+        """Ask the judge ``judge`` about every stored judge input (of ``runs``, default all) it has
+        not judged, through an OpenAI-compatible chat-completions ``url`` (default: each run's own
+        --judge-url; likewise ``model`` and the sampling settings), with upstream's payload; the key
+        from ``$JUDGE_API_KEY`` or ``api_key_env``. ``prompt`` replaces the system prompt. A new judge
+        takes over the judgements of ``base`` that did not fail (``only_errors`` without a ``base``:
+        ``recorded``); ``only_errors`` also asks its own failed ones again. Answers to identical
+        requests are never paid twice. Returns counts of what was asked, taken over and failed."""
+        from scorelake.flows import runtime
+        from scorelake.transforms.pipeline import define_judge
+
+        self._writable()
+        if not 1 <= concurrency <= 1024:
+            raise InvalidArgument(f"--concurrency: between 1 and 1024 calls at once (got {concurrency})")
+        converted = self.migrate()
+        self._store.require()
+        self._prepared()
+        spec = define_judge(self._store, judge, default_base=base or (RECORDED if only_errors else None), url=url,
+                            model=model, prompt=prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
+                            seed=seed, thinking_token_budget=thinking_token_budget, timeout=timeout, base=base)
+        orchestration = runtime.orchestrate(prefect, "threads", verbose, say)
+        args = dict(warehouse=self.location, spec_json=spec.model_dump_json(), run_ids=list(runs) if runs else None,
+                    only_errors=only_errors, concurrency=concurrency, api_key_env=api_key_env)
+        if orchestration.prefect:
+            from scorelake.flows.ingest import rejudge_flow
+
+            result = rejudge_flow(**args)
+        else:
+            from scorelake.flows.flow_bodies import rejudge
+
+            result = rejudge(None, progress=progress, **args)
+        return {**result, "converted": converted and str(converted), "ran": orchestration.describe()}
+
+    def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
+        """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
+        calls, retries, tokens and latency; ``cost`` from prices per million input / output tokens."""
+        found = self._query("judges")
+        cost = None
+        if price_in is not None or price_out is not None:
+            cost = (pl.col("prompt_tokens").fill_null(0) * (price_in or 0)
+                    + pl.col("completion_tokens").fill_null(0) * (price_out or 0)) / 1e6
+        return found.with_columns(cost=cost if cost is not None else pl.lit(None, pl.Float64))
+
+    def compare_judges(self, judge_a: str, judge_b: str, runs: Sequence[str] | None = None,
+                       threshold: float | None = None) -> JudgeComparison:
+        """Judge B against judge A on the scenarios both judged: per domain, agreement on JUDGE_PASSED
+        (at ``threshold``, else each run's own) and on each NL assertion, Cohen's kappa with a 95%
+        interval, the mean score difference, and every flipped verdict."""
+        from scorelake.transforms.analysis import compare_judges
+
+        if threshold is not None and not 0 <= threshold <= 1:
+            raise InvalidArgument(f"--threshold: between 0 and 1 (got {threshold})")
+        with self.connection():
+            known = set(self._query("judges")["judge"])
+            for name in (judge_a, judge_b):
+                if name not in known:
+                    raise NotFound(f"no judge named '{name}' (judges: {', '.join(sorted(known))})")
+            for run in runs or ():
+                self.run(run)
+            scope = dict(a=judge_a, b=judge_b, runs=list(runs) if runs else None)
+            pairs = self._query("judge_pairs", threshold=threshold, **scope)
+            nl_pairs = self._query("judge_nl_pairs", **scope)
+        return compare_judges(judge_a, judge_b, pairs, nl_pairs)
 
     def compact(self) -> None:
         """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""

@@ -260,6 +260,16 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "errored": Bool,  # the judge failed (upstream's "Error: ..." reason), not the agent
         "extra_json": Str,  # every other key the judge returned (confidence, deductions, ...)
     },
+    "judge_inputs": {  # judge_result.json's judge_input: what the judge was asked, to ask a judge again
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "system_prompt": Str,
+        "user_content": Str,
+        "nl_assertions": StrList,  # the scenario's NL assertions (metadata.json), numbered in the request
+        "input_hash": Str,  # of the three above: a judgement is of this input
+        "askable": Bool,  # false where upstream asks no judge (no observed agent evidence)
+    },
     "scores": {
         "run_id": Str,
         "generation": Str,
@@ -320,6 +330,40 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "judge_scored": I64,
         "agent_tokens": I64,
         "user_tokens": I64,
+    },
+    # Every judgement a judge made through `scorelake rejudge` (the runs' own judge_result.json are
+    # the built-in judge `recorded`, in judge_results). Not run-scoped: a judgement belongs to the
+    # judge input it answered (input_hash), whichever ingest stored that input; the latest per
+    # (judge, run, scenario, input) counts.
+    "judgements": {
+        "judgement_id": Str,
+        "judge": Str,
+        "run_id": Str,
+        "scenario_name": Str,
+        "input_hash": Str,
+        "request_key": Str,  # hash of URL and payload: the cache key (identical requests are paid once)
+        "model": Str,
+        "url": Str,
+        "prompt_hash": Str,  # of the system prompt sent
+        "params_json": Str,  # max_tokens, temperature, top_p, seed, ... as sent
+        "score": F64,
+        "reason": Str,
+        "errored": Bool,  # upstream's "Error: ..." result: the call or its parse failed
+        "nl_verdicts_json": Str,  # normalised as upstream: exactly N {index, assertion, passed, reason}
+        "nl_passed": I64,
+        "nl_total": I64,
+        "extra_json": Str,
+        "prompt_tokens": I64,
+        "completion_tokens": I64,
+        "latency_ms": F64,
+        "attempts": I64,  # HTTP requests made (retries included); 0 when copied
+        "source": Str,  # asked | cache (an identical request's answer) | copied (--only-errors base)
+        "judged_at": pl.Datetime("us", "UTC"),
+    },
+    "judges": {  # one row per judge definition (name and the settings its judgements are made with)
+        "name": Str,
+        "spec_json": Str,
+        "created_at": pl.Datetime("us", "UTC"),
     },
     "refusals": {
         "run_id": Str,

@@ -8,6 +8,7 @@ SELECT
     r.run_group,
     sc.policy_id,
     p.name AS policy_name,
+    p.judge,
     s.scenario_name,
     s.domain,
     s.registry_domain,
@@ -45,7 +46,8 @@ SELECT
     CASE WHEN sc.db_state_assertion_pass_rate IS NOT NULL THEN s.dbsa_passed END AS dbsa_passed,
     CASE WHEN sc.db_state_assertion_pass_rate IS NOT NULL THEN s.dbsa_total END AS dbsa_total,
     sc.nl_assertion_pass_rate,
-    CASE WHEN sc.nl_assertion_pass_rate IS NOT NULL THEN s.nl_passed END AS nl_passed,
+    -- the policy's judge's count (scores keep its rate; every judge answers all nl_total assertions)
+    CAST(round(sc.nl_assertion_pass_rate * s.nl_total) AS BIGINT) AS nl_passed,
     CASE WHEN sc.nl_assertion_pass_rate IS NOT NULL THEN s.nl_total END AS nl_total,
     sc.judge_score,
     sc.judge_passed,

@@ -13,8 +13,30 @@ from scorelake.transforms.pipeline._ingest import (
 )
 from scorelake.transforms.pipeline._migrate import migrate, prepare_for_writing
 from scorelake.transforms.pipeline._policies import check_policy, find_policy, save_policy, stored_policies
-from scorelake.transforms.pipeline._rescore import rescore, score_and_count
+from scorelake.transforms.pipeline._rejudge import (
+    COMMIT_LOCK_WAIT_S,
+    JUDGE_BATCH,
+    BatchResult,
+    RejudgePlan,
+    api_key_from,
+    commit_judgements,
+    commit_orphaned_journals,
+    define_judge,
+    find_judge,
+    judge_batch,
+    judged_by,
+    missing_judgements,
+    plan_rejudge,
+    policies_using,
+    recorded_judgements,
+    save_judge,
+    stored_judges,
+)
+from scorelake.transforms.pipeline._rescore import require_judged, rescore, score_and_count
 
-__all__ = ["IngestPlan", "IngestedRun", "SessionReport", "check_policy", "commit_ingested", "group_runs", "find_policy",
-           "ingest_session", "migrate", "plan_ingest", "prepare_for_writing", "record_refusals", "rescore",
+__all__ = ["COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
+           "commit_orphaned_journals", "define_judge", "find_judge", "judge_batch", "judged_by", "missing_judgements",
+           "plan_rejudge", "policies_using", "recorded_judgements", "save_judge", "stored_judges",
+           "IngestPlan", "IngestedRun", "SessionReport", "check_policy", "commit_ingested", "group_runs", "find_policy",
+           "ingest_session", "migrate", "plan_ingest", "prepare_for_writing", "record_refusals", "require_judged", "rescore",
            "save_policy", "score_and_count", "stored_policies", "task_id_warnings", "verify"]

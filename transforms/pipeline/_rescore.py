@@ -6,7 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
-from scorelake.transforms.errors import NotFound
+from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.judging import with_judgements
+from scorelake.transforms.pipeline._rejudge import KEY, judged_by, stored_inputs
 from scorelake.transforms.scoring import SCENARIO_FACTS, Policy, as_scores, rate_counts, with_scores
 from scorelake.transforms.warehouse import Store
 
@@ -24,6 +26,14 @@ def count_stored(wh: Store, runs: pl.DataFrame, policy_id: str) -> pl.DataFrame:
     facts = wh.scan("scenarios", runs).select(*key, *SCENARIO_FACTS)
     scores = wh.scan("scores", runs).filter(pl.col("policy_id") == policy_id)
     return rate_counts(scores.join(facts, on=key)).collect()
+
+
+def _scenarios(wh: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyFrame:
+    """The runs' scenarios, with the judge's judgements in place of the recorded ones under a judge policy."""
+    scenarios = wh.scan("scenarios", runs)
+    if not policy.judge:
+        return scenarios
+    return scenarios.pipe(with_judgements, judged_by(wh, policy.judge, runs))
 
 
 RESCORE_BATCH_ROWS = 250_000  # bounds memory: the store is scored a batch of runs at a time
@@ -48,6 +58,36 @@ def _append_all(wh: Store, tables: dict[str, pl.DataFrame]) -> None:
         wh.append(table, rows)
 
 
+def _judged_runs(wh: Store, policy: Policy, runs: pl.DataFrame, require_judged: bool) -> pl.DataFrame:
+    """The runs the policy's judge has judged whole; with ``require_judged`` any other is refused."""
+    missing = (stored_inputs(wh, runs).join(judged_by(wh, policy.judge, runs), on=KEY, how="anti")
+               .group_by("run_id").len().collect())
+    if missing.height and require_judged:
+        runs_flags = " ".join(f"--run {r}" for r in sorted(missing["run_id"])[:5])
+        raise InvalidArgument(
+            f"judge '{policy.judge}' has not judged {missing['len'].sum()} scenarios of {missing.height} runs in scope; "
+            f"judge them first: scorelake rejudge --judge {policy.judge} {runs_flags}"
+            + (" ..." if missing.height > 5 else ""))
+    return runs.join(missing.select("run_id"), on="run_id", how="anti")
+
+
+def require_judged(wh: Store, policy: Policy, run_ids: list[str] | None) -> None:
+    """Refuse a judge policy whose judge has not judged every stored input of the runs in scope."""
+    if policy.judge:
+        runs = _runs_in_scope(wh, run_ids)
+        _judged_runs(wh, policy, runs, require_judged=True)
+
+
+def _runs_in_scope(wh: Store, run_ids: list[str] | None) -> pl.DataFrame:
+    runs = wh.committed_runs()
+    if run_ids:
+        missing = sorted(set(run_ids) - set(runs["run_id"]))
+        if missing:
+            raise NotFound(f"not in the warehouse: {', '.join(missing)}")
+        runs = runs.filter(pl.col("run_id").is_in(run_ids))
+    return runs.filter(pl.col("n_scenarios") > 0)
+
+
 def rescore(wh: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
     """Score stored scenarios under ``policy`` from the tables alone; returns the number scored.
 
@@ -57,14 +97,13 @@ def rescore(wh: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
     Scores are written before their rate counts (one commit each per batch of runs), so runs scored
     but not yet counted (a re-score killed in between, a warehouse older than rate_counts) are
     counted from the stored scores.
+
+    Under a policy with a judge, JUDGE_PASSED and NL_ASSERTION come from that judge's judgements; a
+    run it has not judged whole is left unscored (``require_judged`` refuses a command that asks for it).
     """
-    runs = wh.committed_runs()
-    if run_ids:
-        missing = sorted(set(run_ids) - set(runs["run_id"]))
-        if missing:
-            raise NotFound(f"not in the warehouse: {', '.join(missing)}")
-        runs = runs.filter(pl.col("run_id").is_in(run_ids))
-    runs = runs.filter(pl.col("n_scenarios") > 0)
+    runs = _runs_in_scope(wh, run_ids)
+    if policy.judge:
+        runs = _judged_runs(wh, policy, runs, require_judged=False)
     scored_runs, counted_runs = (
         wh.scan(table, runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
         for table in ("scores", "rate_counts"))
@@ -73,7 +112,7 @@ def rescore(wh: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
     # without holding the GIL. One batch in flight bounds memory.
     with ThreadPoolExecutor(1) as writer:
         for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
-            tables = score_and_count(wh.scan("scenarios", batch), policy)
+            tables = score_and_count(_scenarios(wh, batch, policy), policy)
             if committing:
                 committing.result()
             committing = writer.submit(_append_all, wh, tables)

@@ -28,6 +28,9 @@ class Policy(BaseModel):
     min_agent_turns: int | None = Field(default=None, ge=0, le=2**63 - 1)  # a 64-bit column
     strict_match: bool | None = None
     judge_enabled: bool | None = None
+    # JUDGE_PASSED and NL_ASSERTION from this judge's judgements (`scorelake rejudge`); None: the
+    # runs' own judge_result.json (the built-in judge `recorded`)
+    judge: str | None = None
     # domain bucket -> whitelist that replaces the scenarios' own success_signals
     whitelists: dict[str, tuple[Signal, ...]] = Field(default_factory=dict)
     scorer_version: str = SCORER_VERSION
@@ -39,6 +42,11 @@ class Policy(BaseModel):
             if not signals:
                 raise ValueError(f"whitelist for '{domain}' is empty; upstream refuses unscored domains")
         return value
+
+    @field_validator("judge")
+    @classmethod
+    def _builtin_judge(cls, value: str | None) -> str | None:
+        return None if value == RECORDED else value  # the runs' own judge: the default, one policy id
 
     @classmethod
     def checked(cls, name: str | None, **fields: object) -> Policy:
@@ -55,7 +63,7 @@ class Policy(BaseModel):
 
     def content(self) -> dict:
         """What the verdicts depend on: everything but the name."""
-        data = self.model_dump(mode="json", exclude={"name"})
+        data = self.model_dump(mode="json", exclude={"name"} | ({"judge"} if self.judge is None else set()))
         data["whitelists"] = {k: list(v) for k, v in sorted(data["whitelists"].items())}
         return data
 
@@ -65,7 +73,8 @@ class Policy(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def spec_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return json.dumps(self.model_dump(mode="json", exclude={"judge"} if self.judge is None else None),
+                          sort_keys=True)
 
     @classmethod
     def from_spec_json(cls, text: str) -> Policy:

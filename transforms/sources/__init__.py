@@ -18,7 +18,7 @@ from scorelake.transforms.sources._legacy import LegacyTables
 from scorelake.transforms.sources.nemo import read_session
 from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, read_tau2, read_tau_bench
 
-EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results")
+EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs")
 READERS = {"nemo": read_session, "tau2": read_tau2, "tau2-dir": read_tau2, "tau-bench": read_tau_bench}
 
 __all__ = [

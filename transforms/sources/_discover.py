@@ -166,8 +166,9 @@ def list_session(session_dir: Path) -> Listing:
 # Part of a tau2 / tau-bench file's fingerprint: a reader that extracts more from the same file
 # (2: COMMUNICATE, reward basis, recovered task ids) re-reads files ingested by an older one.
 EXTERNAL_READER_VERSION = "3"  # 3: evidence (turns, tool calls)
-# The same for voice-agent sessions (2: evidence: turns, tool calls, judge results, action items).
-NEMO_READER_VERSION = "2"
+# The same for voice-agent sessions (2: evidence: turns, tool calls, judge results, action items;
+# 3: the judge's input).
+NEMO_READER_VERSION = "3"
 
 
 def session_fingerprint(session: Session) -> str:

@@ -7,6 +7,7 @@ parsed documents; ``key`` is the row's run_id, generation and scenario_name.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -88,12 +89,36 @@ def judge_row(key: dict, doc: dict) -> dict:
     """``judge_result.json``: score, reason, whether the judge itself failed (upstream's ``Error: ...``
     reason: the endpoint down, or a reply it could not parse) and every extra key the judge returned
     (confidence, deductions, ...). Its input (``judge_input``, mostly the reference, prediction and
-    conversation stored elsewhere) is not kept: ten times the rest in bytes, for no verdict."""
+    conversation, ten times the rest in bytes) is a table of its own: see ``judge_input_row``."""
     reason = doc.get("reason")
     score = doc.get("score")
     return {**key, "score": float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
             "reason": _text(reason), "errored": isinstance(reason, str) and reason.startswith("Error:"),
             "extra_json": json.dumps({k: v for k, v in doc.items() if k not in JUDGE_KEYS}, ensure_ascii=False)}
+
+
+# Upstream's reason when it asks no judge: nothing the agent did was observed (run-format.md §4).
+NO_EVIDENCE_REASON = "No observed agent evidence was provided."
+
+
+def input_hash(system_prompt: str, user_content: str, nl_assertions: list[str] | None) -> str:
+    blob = json.dumps([system_prompt, user_content, nl_assertions or []], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def judge_input_row(key: dict, doc: dict, nl_assertions: list[str] | None) -> list[dict]:
+    """What the judge was asked (``judge_input``: system prompt and user content) and the NL assertions
+    its reply is normalised against: enough to ask any judge again. None when upstream stored no input
+    (the "No judge evidence" early return)."""
+    asked = doc.get("judge_input")
+    if not isinstance(asked, dict) or not all(isinstance(asked.get(k), str) for k in ("system_prompt", "user_content")):
+        return []
+    assertions = [a for a in nl_assertions if isinstance(a, str)] if nl_assertions else None
+    reason = doc.get("reason")
+    return [{**key, "system_prompt": asked["system_prompt"], "user_content": asked["user_content"],
+             "nl_assertions": assertions or None,
+             "input_hash": input_hash(asked["system_prompt"], asked["user_content"], assertions),
+             "askable": not (isinstance(reason, str) and reason.startswith(NO_EVIDENCE_REASON))}]
 
 
 def action_verdict_rows(key: dict, action: ActionMatch) -> list[dict]:

@@ -12,7 +12,7 @@ from scorelake.transforms.errors import InvalidArgument, WarehouseBusy
 from scorelake.transforms.warehouse._tables import DB_FILE, TABLES
 
 # What a warehouse folder holds (a first write cut short leaves some of it).
-WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, ".lock", ".schemas", ".views.sha256"}
+WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, ".lock", ".schemas", ".views.sha256", ".journal"}
 
 
 def _lock_holder(fh) -> str:
@@ -28,13 +28,14 @@ def _lock_holder(fh) -> str:
 
 
 class Locking:
-    def writer_lock(self):
-        """One writer at a time on local disk; on object storage Delta's conditional commits keep
-        concurrent writers from losing each other's commits, so there is no lock to take."""
+    def writer_lock(self, wait_s: float = 0.0):
+        """One writer at a time on local disk (waiting up to ``wait_s`` for another to finish); on
+        object storage Delta's conditional commits keep concurrent writers from losing each other's
+        commits, so there is no lock to take."""
         if not self.is_local:
             return nullcontext()
         self.check_location()
-        return self._local_lock()
+        return self._local_lock(wait_s)
 
     def check_location(self) -> None:
         """A local warehouse is written into a new or empty folder, or one that holds a warehouse:
@@ -50,15 +51,20 @@ class Locking:
                                       "give a new or empty folder")
 
     @contextmanager
-    def _local_lock(self) -> Iterator[None]:
+    def _local_lock(self, wait_s: float) -> Iterator[None]:
         """The OS drops the lock if the holder dies, even by ``kill -9``."""
         self.root.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + wait_s
         with open(self.root / ".lock", "a+") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise WarehouseBusy(f"{self.location} is being written by {_lock_holder(fh)}; "
-                                    "try again when it finishes") from None
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise WarehouseBusy(f"{self.location} is being written by {_lock_holder(fh)}; "
+                                            "try again when it finishes") from None
+                    time.sleep(0.2)
             fh.seek(0)
             fh.truncate()
             fh.write(f"pid {os.getpid()}")

@@ -17,7 +17,13 @@ from typing import Any, Callable
 from scorelake.transforms.columns import _MISSING, SCENARIO_COLUMNS, SCENARIO_FILES, Derived, frame
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
 from scorelake.transforms.sources._discover import Session, list_session
-from scorelake.transforms.sources._evidence import action_verdict_rows, judge_row, tool_call_rows, turn_rows
+from scorelake.transforms.sources._evidence import (
+    action_verdict_rows,
+    judge_input_row,
+    judge_row,
+    tool_call_rows,
+    turn_rows,
+)
 from scorelake.transforms.sources._files import (
     BadInput,
     SessionTables,
@@ -252,6 +258,8 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
         "tool_calls": [row for side, messages in contexts.items() if isinstance(messages, list)
                        for row in tool_call_rows(key, side, messages)],
         "judge_results": [judge_row(key, docs["judge"])] if isinstance(docs.get("judge"), dict) else [],
+        "judge_inputs": judge_input_row(key, docs["judge"], metadata.nl_assertions)
+        if isinstance(docs.get("judge"), dict) else [],
     }
     verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
     return _column_values(src), verdicts, evidence, warnings

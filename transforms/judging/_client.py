@@ -1,0 +1,176 @@
+"""Asking an OpenAI-compatible chat-completions endpoint, many requests at once, through httpx.
+
+Transient failures (429 honouring Retry-After, 5xx, timeouts, dropped connections) are retried with
+exponential backoff and jitter; one that still fails becomes upstream's error judgement (score
+0.0, ``Error: ...``). A bad key or URL (401, 403, 404) stops everything at once: every other call
+would fail the same way. Any other status is the request's own error, judged as upstream would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Callable, Iterable
+
+import orjson
+
+from scorelake.transforms.errors import ScorelakeError
+from scorelake.transforms.judging._upstream import error_judgement, http_error, judgement
+
+FATAL_STATUSES = {401: "the key was refused", 403: "the key may not use this endpoint or model",
+                  404: "no such endpoint or model"}
+
+
+class JudgeRefused(ScorelakeError):
+    """The endpoint refused the key or does not exist: nothing more is asked."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 6  # requests per call, the first included
+    backoff_s: float = 0.5  # doubled per retry, with full jitter
+    max_backoff_s: float = 30.0
+    max_retry_after_s: float = 300.0  # a longer Retry-After is waited this long
+
+    def delay(self, retry: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after_s)
+        return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2 ** retry))
+
+
+@dataclass(frozen=True)
+class Call:
+    key: tuple[str, str, str]  # run_id, scenario_name, input_hash
+    url: str
+    payload: dict
+    timeout: float
+    nl_assertions: list[str] | None
+
+
+@dataclass
+class Answer:
+    call: Call
+    result: dict  # upstream's judge result
+    errored: bool
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    attempts: int
+    judged_at: datetime
+
+
+@dataclass
+class Tally:
+    done: int = 0
+    errors: int = 0
+    retries: int = 0
+    tokens: int = 0
+    last_error: str | None = field(default=None)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds: a number, or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (email.utils.parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def _usage(body: bytes) -> tuple[int | None, int | None]:
+    try:
+        usage = json.loads(body).get("usage") or {}
+        counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+    except (ValueError, AttributeError):
+        return None, None
+    return tuple(n if isinstance(n, int) and not isinstance(n, bool) else None for n in counts)
+
+
+async def _ask(client, call: Call, headers: dict, policy: RetryPolicy, tally: Tally) -> Answer:
+    import httpx
+
+    started, body = time.monotonic(), orjson.dumps(call.payload)
+    for attempt in range(1, policy.attempts + 1):
+        retry_after = None
+        try:
+            response = await client.post(call.url, content=body, headers=headers, timeout=call.timeout)
+        except httpx.TimeoutException:
+            error = f"the judge did not answer within {call.timeout:g} s"
+        except httpx.TransportError as exc:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        else:
+            status = response.status_code
+            if status in FATAL_STATUSES:
+                raise JudgeRefused(f"{call.url} answered {status} {response.reason_phrase} "
+                                   f"({FATAL_STATUSES[status]}): nothing more is asked")
+            if status < 400:
+                result = judgement(response.content, call.nl_assertions)
+                prompt_tokens, completion_tokens = _usage(response.content)
+                return Answer(call, result, _failed(result),
+                              prompt_tokens, completion_tokens, (time.monotonic() - started) * 1000, attempt,
+                              datetime.now(UTC))
+            error = http_error(status, response.reason_phrase, call.url)
+            if status != 429 and status < 500:  # the request's own fault: asking again gives the same
+                break
+            retry_after = _retry_after(response.headers.get("retry-after"))
+        if attempt < policy.attempts:
+            tally.retries += 1
+            await asyncio.sleep(policy.delay(attempt - 1, retry_after))
+    tally.last_error = error
+    return Answer(call, error_judgement(error, call.nl_assertions), True, None, None,
+                  (time.monotonic() - started) * 1000, attempt, datetime.now(UTC))
+
+
+def _failed(result: dict) -> bool:
+    """Upstream's error judgement: its reason is ``Error: ...``."""
+    reason = result.get("reason")
+    return isinstance(reason, str) and reason.startswith("Error: ")
+
+
+async def _ask_all(calls: Iterable[Call], api_key: str | None, concurrency: int, policy: RetryPolicy,
+                   on_answer: Callable[[Answer], None], tally: Tally) -> None:
+    import httpx
+
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    pending = iter(calls)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, http2=False) as client:
+
+        async def worker() -> None:
+            for call in pending:  # the workers share one iterator: each call is taken once
+                answer = await _ask(client, call, headers, policy, tally)
+                tally.done += 1
+                tally.errors += answer.errored
+                tally.tokens += (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
+                on_answer(answer)
+
+        workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+
+def ask_all(calls: Iterable[Call], *, api_key: str | None, concurrency: int, on_answer: Callable[[Answer], None],
+            policy: RetryPolicy = RetryPolicy(), tally: Tally | None = None) -> Tally:
+    """Ask every call, ``concurrency`` at a time; ``on_answer`` gets each answer as it arrives.
+    Raises ``JudgeRefused`` (after the calls in flight are dropped) on 401, 403 or 404."""
+    tally = tally or Tally()
+    asyncio.run(_ask_all(calls, api_key, concurrency, policy, on_answer, tally))
+    return tally

@@ -1,0 +1,308 @@
+"""Asking a judge again from the stored judge inputs, and the judges a warehouse holds.
+
+A judge's judgements are rows of ``judgements``; the runs' own ``judge_result.json`` are the built-in
+judge ``recorded``. ``rejudge`` asks a judge about every stored input it has not judged (so a
+second run of the same command sends nothing), reuses the answer of any identical request made
+before (the cache: ``request_key``), and commits answers a batch at a time through a journal (see
+``judging._journal``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Callable
+
+import polars as pl
+
+from scorelake.transforms.columns import frame
+from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.judging import (
+    BUILTIN,
+    Call,
+    Journal,
+    JudgeRefused,
+    JudgeSpec,
+    RetryPolicy,
+    Tally,
+    answer_row,
+    ask_all,
+    journal_folder,
+    orphaned,
+    read_journal,
+    request,
+    run_judge,
+)
+from scorelake.transforms.pipeline._policies import stored_policies
+from scorelake.transforms.scoring import RECORDED
+from scorelake.transforms.warehouse import Store
+
+JUDGE_BATCH = 1000  # calls per batch: a Prefect task each, its answers committed together
+COMMIT_LOCK_WAIT_S = 600.0  # a batch's commit waits this long for another writer (an ingest) to finish
+KEY = ["run_id", "scenario_name", "input_hash"]
+
+
+# ---- judges --------------------------------------------------------------------------------------
+
+def stored_judges(wh: Store) -> list[JudgeSpec]:
+    """Every judge, the built-in ``recorded`` first."""
+    rows = wh.read("judges").sort("created_at").unique("name", keep="first", maintain_order=True).collect()
+    return [BUILTIN] + [JudgeSpec.model_validate_json(s) for s in rows["spec_json"]]
+
+
+def find_judge(wh: Store, name: str) -> JudgeSpec:
+    for judge in stored_judges(wh):
+        if judge.name == name:
+            return judge
+    known = ", ".join(j.name for j in stored_judges(wh))
+    raise NotFound(f"no judge named '{name}' (judges: {known}); `scorelake rejudge --judge {name} ...` makes one")
+
+
+def define_judge(wh: Store, name: str, default_base: str | None = None, **settings: object) -> JudgeSpec:
+    """The judge ``name`` of the given settings (unset ones: as stored; a stored judge keeps its
+    settings, its judgements were made with them). A new judge's base is ``default_base`` unless set."""
+    if name == RECORDED:
+        raise InvalidArgument(f"'{RECORDED}' is the built-in judge (the runs' own judge_result.json): "
+                              "give the new judge another name")
+    existing = next((j for j in stored_judges(wh) if j.name == name), None)
+    given = {k: v for k, v in settings.items() if v is not None}
+    if existing is None:
+        spec = JudgeSpec.checked(name=name, **{"base": default_base, **given})
+    else:
+        spec = JudgeSpec.checked(**{**existing.model_dump(), **given})
+        if spec.identity() != existing.identity():
+            raise InvalidArgument(f"judge '{name}' exists with other settings ({existing.describe()}); its "
+                                  "judgements were made with those: give the new settings another judge name")
+    if spec.base == name:
+        raise InvalidArgument(f"judge '{name}' cannot be its own base (--from)")
+    if spec.base is not None:
+        find_judge(wh, spec.base)
+    return spec
+
+
+def save_judge(wh: Store, spec: JudgeSpec) -> None:
+    if spec.name == RECORDED or wh.read("judges").filter(pl.col("name") == spec.name).select(pl.len()).collect().item():
+        return
+    wh.append("judges", frame("judges", [{"name": spec.name, "spec_json": spec.model_dump_json(),
+                                          "created_at": datetime.now(UTC)}]))
+
+
+def policies_using(wh: Store, judge: str) -> list[str]:
+    return [p.name for p in stored_policies(wh) if p.judge == judge]
+
+
+# ---- judgements ------------------------------------------------------------------------------------
+
+def stored_inputs(wh: Store, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The askable judge inputs of the runs' committed generations, keyed, with what a request needs."""
+    scenarios = wh.scan("scenarios", runs).select("run_id", "scenario_name", "invocation_index", "domain")
+    return (wh.scan("judge_inputs", runs).filter(pl.col("askable"))
+            .select(*KEY, "nl_assertions").join(scenarios, on=["run_id", "scenario_name"])
+            .join(runs.lazy().select("run_id", "run_args_json"), on="run_id"))
+
+
+def latest(wh: Store, judge: str) -> pl.LazyFrame:
+    """A judge's latest judgement per scenario and input (``rejudge --only-errors`` may replace one)."""
+    return (wh.read("judgements").filter(pl.col("judge") == judge)
+            .sort("judged_at", "judgement_id").unique(KEY, keep="last"))
+
+
+def recorded_judgements(wh: Store, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The runs' own judge results as judgement rows (of their stored inputs)."""
+    inputs = wh.scan("judge_inputs", runs).select(*KEY)
+    nl = (wh.scan("verdicts", runs).filter(pl.col("kind") == "nl_assertion").sort("ordinal")
+          .group_by("run_id", "scenario_name")
+          .agg(pl.struct(pl.col("ordinal").alias("index"), pl.col("label").alias("assertion"), "passed",
+                         pl.col("detail").alias("reason")).alias("_verdicts")))
+    counts = wh.scan("scenarios", runs).select("run_id", "scenario_name", "nl_passed", "nl_total")
+    return (wh.scan("judge_results", runs).join(inputs, on=["run_id", "scenario_name"])
+            .join(counts, on=["run_id", "scenario_name"]).join(nl, on=["run_id", "scenario_name"], how="left")
+            .select(*KEY, "score", "reason", "errored", "extra_json", "nl_passed", "nl_total", "_verdicts"))
+
+
+def judged_by(wh: Store, judge: str, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The judge's current judgement of each stored input of ``runs`` (KEY, score, errored, nl_passed, nl_total)."""
+    if judge == RECORDED:
+        return recorded_judgements(wh, runs).select(*KEY, "score", "errored", "nl_passed", "nl_total")
+    inputs = wh.scan("judge_inputs", runs).select(*KEY)
+    return latest(wh, judge).join(inputs, on=KEY, how="semi").select(*KEY, "score", "errored", "nl_passed",
+                                                                     "nl_total")
+
+
+def missing_judgements(wh: Store, judge: str, runs: pl.DataFrame) -> int:
+    """Stored askable inputs of ``runs`` the judge has not judged."""
+    if judge == RECORDED:
+        return 0
+    return stored_inputs(wh, runs).join(judged_by(wh, judge, runs), on=KEY, how="anti").select(pl.len()).collect().item()
+
+
+def _copied(rows: pl.DataFrame, judge: str, source: str) -> pl.DataFrame:
+    """``rows`` (some judgement columns) as ``judge``'s judgements, made now without a call."""
+    ids = pl.Series([secrets.token_hex(12) for _ in range(rows.height)], dtype=pl.String)
+    rows = rows.with_columns(judgement_id=ids, judge=pl.lit(judge), source=pl.lit(source),
+                             judged_at=pl.lit(datetime.now(UTC)), attempts=pl.lit(0))
+    return pl.concat([frame("judgements", []), rows], how="diagonal_relaxed").select(frame("judgements", []).columns)
+
+
+def _recorded_rows(wh: Store, keys: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """Recorded judgements of ``keys`` as full ``judgements`` rows (what --only-errors keeps of them)."""
+    rows = recorded_judgements(wh, runs).join(keys.lazy(), on=KEY, how="semi").collect()
+    verdicts = [None if v is None else json.dumps(v, ensure_ascii=False) for v in rows["_verdicts"].to_list()]
+    return rows.drop("_verdicts").with_columns(nl_verdicts_json=pl.Series(verdicts, dtype=pl.String),
+                                               request_key=pl.lit(None, pl.String), model=pl.lit(None, pl.String))
+
+
+@dataclass
+class RejudgePlan:
+    judge: JudgeSpec
+    todo: pl.DataFrame  # KEY + what a request needs, sorted: the calls to make
+    copied: pl.DataFrame  # judgements rows taken over without a call (cache hits, --only-errors' base)
+    judged_already: int
+    scope: int
+
+
+def plan_rejudge(wh: Store, spec: JudgeSpec, run_ids: list[str] | None, only_errors: bool) -> RejudgePlan:
+    """What a rejudge does: every stored askable input of the runs the judge has not judged is asked,
+    unless its base judge (if any) judged it without failing (then that judgement is taken over) or an
+    identical request was answered before (the cache); ``only_errors`` asks its failed ones again."""
+    runs = wh.committed_runs()
+    if run_ids:
+        unknown = sorted(set(run_ids) - set(runs["run_id"]))
+        if unknown:
+            raise NotFound(f"not in the warehouse: {', '.join(unknown)}")
+        runs = runs.filter(pl.col("run_id").is_in(run_ids))
+    inputs = stored_inputs(wh, runs).collect()
+    own = latest(wh, spec.name).join(inputs.lazy().select(KEY), on=KEY, how="semi").select(*KEY, "errored").collect()
+    fresh = inputs.join(own, on=KEY, how="anti")
+    copied = frame("judgements", [])
+    if spec.base is not None:
+        base_ok = judged_by(wh, spec.base, runs).filter(~pl.col("errored")).select(KEY).collect()
+        keep = fresh.select(KEY).join(base_ok, on=KEY, how="semi")
+        if keep.height:
+            rows = (_recorded_rows(wh, keep, runs) if spec.base == RECORDED
+                    else latest(wh, spec.base).join(keep.lazy(), on=KEY, how="semi").collect())
+            copied = _copied(rows, spec.name, "copied")
+        fresh = fresh.join(keep, on=KEY, how="anti")
+    todo = fresh
+    if only_errors:
+        again = inputs.join(own.filter(pl.col("errored")), on=KEY, how="semi")
+        users = policies_using(wh, spec.name)
+        if again.height and users:
+            raise InvalidArgument(f"judge '{spec.name}' is used by policy {', '.join(users)}: its judgements stay as "
+                                  f"they are; ask its errors again as a new judge: --judge NEW --only-errors "
+                                  f"--from {spec.name}")
+        todo = pl.concat([todo, again])
+    todo = _with_request_keys(todo, spec)
+    cached = _cached(wh, todo, spec.name)
+    if cached.height:
+        copied = pl.concat([copied, cached])
+        todo = todo.join(cached.select(KEY), on=KEY, how="anti")
+    return RejudgePlan(spec, todo.sort("run_id", "scenario_name"), copied,
+                       inputs.height - todo.height - copied.height, inputs.height)
+
+
+def _with_request_keys(todo: pl.DataFrame, spec: JudgeSpec) -> pl.DataFrame:
+    runs = {}
+    keys = []
+    for run_args, invocation, input_hash in todo.select("run_args_json", "invocation_index", "input_hash").iter_rows():
+        run = runs.get((run_args, invocation)) or runs.setdefault((run_args, invocation), run_judge(run_args, invocation))
+        keys.append(request(spec, run, "", input_hash).key)
+    return todo.with_columns(request_key=pl.Series(keys, dtype=pl.String))
+
+
+def _cached(wh: Store, todo: pl.DataFrame, judge: str) -> pl.DataFrame:
+    """Answers to identical requests made before (by any judge), that did not fail."""
+    if todo.is_empty():
+        return frame("judgements", [])
+    hits = (wh.read("judgements").filter(~pl.col("errored") & pl.col("request_key").is_in(todo["request_key"].implode()))
+            .sort("judged_at").unique("request_key", keep="last").drop(*KEY).collect())
+    rows = todo.select(*KEY, "request_key").join(hits, on="request_key")
+    return _copied(rows, judge, "cache")
+
+
+# ---- asking ------------------------------------------------------------------------------------
+
+@dataclass
+class BatchResult:
+    judged: int = 0
+    errors: int = 0
+    retries: int = 0
+    tokens: int = 0
+    refused: str | None = None  # the endpoint refused: nothing more was asked
+    error_samples: list[str] = field(default_factory=list)
+
+
+def commit_judgements(wh: Store, rows: pl.DataFrame, detail: str) -> None:
+    """Append judgement rows (none twice: a journal committed before its file was removed is
+    committed again after a kill) and record the step."""
+    with wh.writer_lock(COMMIT_LOCK_WAIT_S):
+        stored = wh.read("judgements").filter(pl.col("judgement_id").is_in(rows["judgement_id"].implode()))
+        rows = rows.join(stored.select("judgement_id").collect(), on="judgement_id", how="anti")
+        if rows.is_empty():
+            return
+        wh.append("judgements", rows)
+        wh.record("rejudge", detail)
+        wh.build_views()
+
+
+def commit_orphaned_journals(wh: Store) -> int:
+    """Commit what a killed rejudge journalled; returns the judgements recovered."""
+    recovered = 0
+    for path in orphaned(journal_folder(wh.root, wh.location)):
+        rows = read_journal(path)
+        if rows:
+            commit_judgements(wh, frame("judgements", rows), f"{len(rows)} judgements recovered from {path.name}")
+            recovered += len(rows)
+        path.unlink(missing_ok=True)
+    return recovered
+
+
+def judge_batch(wh: Store, spec: JudgeSpec, keys: pl.DataFrame, *, concurrency: int, api_key: str | None,
+                policy: RetryPolicy = RetryPolicy(), tally: Tally | None = None,
+                on_answer: Callable[[], None] = lambda: None) -> BatchResult:
+    """Ask the judge about a batch of stored inputs (``keys``: KEY + request fields), journal every
+    answer as it arrives, commit the batch."""
+    runs = wh.committed_runs().filter(pl.col("run_id").is_in(keys["run_id"].unique().implode()))
+    texts = (wh.scan("judge_inputs", runs).select(*KEY, "system_prompt", "user_content")
+             .join(keys.lazy().select(KEY), on=KEY, how="semi").collect())
+    by_key = {(r, s, h): (p, u) for r, s, h, p, u in texts.iter_rows()}
+    requests, calls = {}, []
+    for row in keys.iter_rows(named=True):
+        key = (row["run_id"], row["scenario_name"], row["input_hash"])
+        if key not in by_key:  # re-ingested meanwhile: asked again next time
+            continue
+        system_prompt, user_content = by_key[key]
+        made = request(spec, run_judge(row["run_args_json"], row["invocation_index"]), system_prompt, row["input_hash"])
+        requests[key] = made
+        calls.append(Call(key, made.url, made.payload(user_content), made.timeout, row["nl_assertions"]))
+    del texts, by_key
+    tally = tally or Tally()
+    journal, rows, result = Journal(journal_folder(wh.root, wh.location)), [], BatchResult()
+    start = (tally.done, tally.errors, tally.retries, tally.tokens)
+
+    def keep(answer) -> None:
+        row = answer_row(spec.name, answer, requests[answer.call.key])
+        journal.write(row)
+        rows.append(row)
+        if answer.errored and len(result.error_samples) < 3:
+            result.error_samples.append(row["reason"])
+        on_answer()
+
+    try:
+        ask_all(calls, api_key=api_key, concurrency=concurrency, on_answer=keep, policy=policy, tally=tally)
+    except JudgeRefused as refused:
+        result.refused = str(refused)
+    if rows:
+        commit_judgements(wh, frame("judgements", rows), f"judge {spec.name}: {len(rows)} judgements")
+    journal.discard()
+    result.judged, result.errors, result.retries, result.tokens = (
+        now - before for now, before in zip((tally.done, tally.errors, tally.retries, tally.tokens), start))
+    return result
+
+
+def api_key_from(variable: str | None) -> str | None:
+    """The judge's key: ``$JUDGE_API_KEY`` (upstream's default) or the named variable."""
+    return os.environ.get(variable or "JUDGE_API_KEY") or None
