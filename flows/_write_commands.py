@@ -125,6 +125,10 @@ def rejudge(
         "--from", help="Base judge whose judgements that did not fail are taken over [default with "
                        "--only-errors: recorded]")] = None,
     concurrency: Annotated[int, typer.Option(help="Calls in flight at once")] = 8,
+    retries: Annotated[int, typer.Option(help="Retries of a call that failed for a passing reason "
+                                              "(429, 5xx, a timeout, a dropped connection)")] = 5,
+    backoff: Annotated[float, typer.Option(help="Seconds before the first retry, doubled for each next one "
+                                                "(a Retry-After header wins)")] = 0.5,
     api_key_env: Annotated[Optional[str], typer.Option(
         help="Environment variable holding the key, sent as a Bearer token [default: JUDGE_API_KEY]")] = None,
     prompt: Annotated[Optional[Path], typer.Option(
@@ -159,7 +163,7 @@ def rejudge(
     result = wh.rejudge(judge, url=judge_url, model=judge_model, prompt=prompt_text, max_tokens=max_tokens,
                         temperature=temperature, top_p=top_p, seed=seed, thinking_token_budget=thinking_token_budget,
                         timeout=timeout, runs=run, only_errors=only_errors, base=base, concurrency=concurrency,
-                        api_key_env=api_key_env, prefect=prefect or None, verbose=verbose,
+                        api_key_env=api_key_env, retries=retries, backoff=backoff, prefect=prefect or None, verbose=verbose,
                         progress=sys.stderr.isatty(), say=say)
     _say_converted(wh.location, result["converted"])
     if result["recovered"]:

@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Protocol
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from scorelake.transforms.errors import InvalidArgument, NothingFound
-from scorelake.transforms.judging import JudgeRefused, JudgeSpec, Tally
+from scorelake.transforms.judging import JudgeRefused, JudgeSpec, RetryPolicy, Tally
 from scorelake.transforms.pipeline import (
     COMMIT_LOCK_WAIT_S,
     JUDGE_BATCH,
@@ -194,11 +194,12 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
 
 
 def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
-                tally: Tally | None = None, on_answer: Callable[[], None] = lambda: None) -> BatchResult:
+                retry: RetryPolicy, tally: Tally | None = None,
+                on_answer: Callable[[], None] = lambda: None) -> BatchResult:
     """Ask the judge about one batch of stored inputs and commit its answers (the key is read here,
     never passed as a parameter a flow run would record)."""
     return judge_batch(Store(warehouse), JudgeSpec.model_validate_json(spec_json), keys, concurrency=concurrency,
-                       api_key=api_key_from(api_key_env), tally=tally, on_answer=on_answer)
+                       api_key=api_key_from(api_key_env), policy=retry, tally=tally, on_answer=on_answer)
 
 
 def _judge_progress(enabled: bool, tally: Tally) -> Progress:
@@ -210,7 +211,7 @@ def _judge_progress(enabled: bool, tally: Tally) -> Progress:
 
 def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
             only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None,
-            progress: bool = False) -> dict:
+            retry: RetryPolicy = RetryPolicy(), progress: bool = False) -> dict:
     """Ask a judge about every stored judge input it has not judged (``only_errors``: only those
     its base judge failed on), a batch at a time: ``run_batch`` is the Prefect task, or None to run
     the batches here with a live progress bar."""
@@ -237,9 +238,9 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
 
         for index, batch in enumerate(batches):
             if run_batch is None:
-                done = rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, tally, advanced)
+                done = rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, tally, advanced)
             else:
-                done = run_batch(warehouse, spec_json, batch, concurrency, api_key_env, index=index)
+                done = run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index)
             for name in ("judged", "errors", "retries", "tokens"):
                 setattr(result, name, getattr(result, name) + getattr(done, name))
             result.error_samples = (result.error_samples + done.error_samples)[:3]

@@ -25,6 +25,7 @@ from scorelake.flows.flow_bodies import (
     rescore_policy_job,
 )
 from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.judging import RetryPolicy
 from scorelake.transforms.pipeline import BatchResult, IngestedRun
 
 TASK_RUNNERS = ("threads", "processes", "dask")
@@ -73,8 +74,8 @@ def rescore_task(warehouse: str, policy_name: str, policy_spec: str, run_ids: li
 # Not retried: a batch's calls cost money, and its answers are journalled and kept whatever happens.
 @task(name="rejudge-batch", cache_policy=NO_CACHE, task_run_name="judge batch {index}")
 def rejudge_batch_task(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
-                       index: int = 0) -> BatchResult:
-    result = rejudge_job(warehouse, spec_json, keys, concurrency, api_key_env)
+                       retry: RetryPolicy, index: int = 0) -> BatchResult:
+    result = rejudge_job(warehouse, spec_json, keys, concurrency, api_key_env, retry)
     get_run_logger().info("batch %d: %d judged, %d errors, %d retries", index, result.judged, result.errors,
                           result.retries)
     return result
@@ -110,10 +111,11 @@ def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = 
 
 @flow(name="scorelake-rejudge")
 def rejudge_flow(warehouse: str, spec_json: str, run_ids: list[str] | None = None, only_errors: bool = False,
-                 concurrency: int = 8, api_key_env: str | None = None) -> dict:
+                 concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
+                 backoff: float = 0.5) -> dict:
     """Ask a judge again about the stored judge inputs it has not judged, one task per batch of calls."""
     return flow_bodies.rejudge(rejudge_batch_task, warehouse, spec_json, run_ids, only_errors, concurrency,
-                               api_key_env)
+                               api_key_env, RetryPolicy(attempts=retries + 1, backoff_s=backoff))
 
 
 @flow(name="scorelake-refresh")

@@ -440,21 +440,26 @@ class Warehouse:
                 max_tokens: int | None = None, temperature: float | None = None, top_p: float | None = None,
                 seed: int | None = None, thinking_token_budget: int | None = None, timeout: float | None = None,
                 runs: Sequence[str] | None = None, only_errors: bool = False, base: str | None = None,
-                concurrency: int = 8, api_key_env: str | None = None, prefect: bool | None = None,
-                verbose: bool = False, progress: bool = False, say: Callable[[str], None] = _say_nothing) -> dict:
+                concurrency: int = 8, api_key_env: str | None = None, retries: int = 5, backoff: float = 0.5,
+                prefect: bool | None = None, verbose: bool = False, progress: bool = False,
+                say: Callable[[str], None] = _say_nothing) -> dict:
         """Ask the judge ``judge`` about every stored judge input (of ``runs``, default all) it has
         not judged, through an OpenAI-compatible chat-completions ``url`` (default: each run's own
         --judge-url; likewise ``model`` and the sampling settings), with upstream's payload; the key
         from ``$JUDGE_API_KEY`` or ``api_key_env``. ``prompt`` replaces the system prompt. A new judge
         takes over the judgements of ``base`` that did not fail (``only_errors`` without a ``base``:
         ``recorded``); ``only_errors`` also asks its own failed ones again. Answers to identical
-        requests are never paid twice. Returns counts of what was asked, taken over and failed."""
+        requests are never paid twice. A call that fails for a passing reason (429, 5xx, a timeout, a
+        dropped connection) is tried ``retries`` more times, waiting ``backoff`` seconds doubled each
+        time (or as Retry-After says). Returns counts of what was asked, taken over and failed."""
         from scorelake.flows import runtime
         from scorelake.transforms.pipeline import define_judge
 
         self._writable()
         if not 1 <= concurrency <= 1024:
             raise InvalidArgument(f"--concurrency: between 1 and 1024 calls at once (got {concurrency})")
+        if not 0 <= retries <= 100 or not 0 <= backoff <= 600:
+            raise InvalidArgument(f"--retries 0 to 100 and --backoff 0 to 600 seconds (got {retries}, {backoff})")
         converted = self.migrate()
         self._store.require()
         self._prepared()
@@ -467,11 +472,13 @@ class Warehouse:
         if orchestration.prefect:
             from scorelake.flows.ingest import rejudge_flow
 
-            result = rejudge_flow(**args)
+            result = rejudge_flow(**args, retries=retries, backoff=backoff)
         else:
             from scorelake.flows.flow_bodies import rejudge
+            from scorelake.transforms.judging import RetryPolicy
 
-            result = rejudge(None, progress=progress, **args)
+            result = rejudge(None, progress=progress, retry=RetryPolicy(attempts=retries + 1, backoff_s=backoff),
+                             **args)
         return {**result, "converted": converted and str(converted), "ran": orchestration.describe()}
 
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:

@@ -101,7 +101,7 @@ def variants(ingested):
         args = ["rescore", "--policy", p.name, "--judge-threshold", str(p.judge_threshold),
                 "--min-agent-turns", str(p.min_agent_turns),
                 "--strict-match" if p.strict_match else "--lenient-match",
-                "--judge" if p.judge_enabled else "--no-judge", "--run", BASELINE, "--warehouse", str(wh.root)]
+                "--judge-enabled" if p.judge_enabled else "--no-judge", "--run", BASELINE, "--warehouse", str(wh.root)]
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
     return {s: scored_rows(wh, BASELINE, variant_policy(s)) for s in VARIANTS}

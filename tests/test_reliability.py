@@ -23,7 +23,7 @@ from scorelake.flows.ingest import ingest_flow
 from scorelake.transforms.pipeline import score_and_count, verify
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import Session, list_session, read_session
-from scorelake.transforms.warehouse import TABLES, Store
+from scorelake.transforms.warehouse import RUN_TABLES, TABLES, Store
 from tests.conftest import CONFORMANCE, no_prefect_env
 
 MIXED = "eval_20260902_091500"
@@ -385,8 +385,7 @@ def test_a_commit_that_landed_but_was_reported_as_a_conflict_is_not_made_twice(t
 
     landed.clear()
     runs = frame("runs", [{"run_id": "r", "generation": "g1", "n_scenarios": 0}])
-    empty = {table: frame(table, []) for table in ("scenarios", "verdicts", "quarantine", "turns", "tool_calls",
-                                                   "judge_results", "scores", "rate_counts")}
+    empty = {table: frame(table, []) for table in RUN_TABLES}
     wh.commit_runs(runs, empty)
     assert landed == ["overwrite"]  # the switch, made once
     assert wh.committed_runs()["generation"].to_list() == ["g1"]

@@ -38,3 +38,9 @@ class NothingFound(ScorelakeError):
 
 class QueryLimitHit(ScorelakeError):
     """A query ran past its time or memory limit."""
+
+
+class JudgeRefused(ScorelakeError):
+    """The judge endpoint refused the key, or does not exist (401, 403, 404): nothing more is asked."""
+
+    exit_code = 1

@@ -3,7 +3,8 @@
 -- else upstream's 0.9), and whether either judge failed.
 SELECT a.run_id, a.scenario_name, a.domain,
        a.score AS score_a, b.score AS score_b,
-       a.score >= t.threshold AS passed_a, b.score >= t.threshold AS passed_b,
+       a.score >= t.threshold AND NOT isnan(a.score) AS passed_a,  -- NaN fails, as in Python
+       b.score >= t.threshold AND NOT isnan(b.score) AS passed_b,
        a.judge_error AS error_a, b.judge_error AS error_b
 FROM judgements AS a
 JOIN judgements AS b USING (run_id, scenario_name)

@@ -10,9 +10,9 @@ stats AS (
            count(*) FILTER (WHERE source = 'asked') AS asked,
            count(*) FILTER (WHERE source = 'cache') AS from_cache,
            count(*) FILTER (WHERE source = 'copied') AS from_base,
-           sum(attempts - 1) FILTER (WHERE source = 'asked') AS retries,
-           sum(prompt_tokens) FILTER (WHERE source = 'asked') AS prompt_tokens,
-           sum(completion_tokens) FILTER (WHERE source = 'asked') AS completion_tokens,
+           sum(attempts - 1) FILTER (WHERE source = 'asked')::BIGINT AS retries,
+           sum(prompt_tokens) FILTER (WHERE source = 'asked')::BIGINT AS prompt_tokens,
+           sum(completion_tokens) FILTER (WHERE source = 'asked')::BIGINT AS completion_tokens,
            avg(latency_ms) FILTER (WHERE source = 'asked') AS mean_latency_ms,
            max(judged_at) AS last_judged_at
     FROM judgements

@@ -19,17 +19,11 @@ from typing import Callable, Iterable
 
 import orjson
 
-from scorelake.transforms.errors import ScorelakeError
+from scorelake.transforms.errors import JudgeRefused
 from scorelake.transforms.judging._upstream import error_judgement, http_error, judgement
 
 FATAL_STATUSES = {401: "the key was refused", 403: "the key may not use this endpoint or model",
                   404: "no such endpoint or model"}
-
-
-class JudgeRefused(ScorelakeError):
-    """The endpoint refused the key or does not exist: nothing more is asked."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)

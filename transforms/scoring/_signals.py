@@ -53,8 +53,9 @@ def nl_assertion_pass_rate() -> pl.Expr:
 
 
 def judge_passed() -> pl.Expr:
-    """``judge_score >= threshold`` (inclusive), when a score and a threshold exist (§10)."""
-    return judge_score() >= col("eff_judge_threshold")
+    """``judge_score >= threshold`` (inclusive), when a score and a threshold exist (§10). A NaN score
+    (``float("nan")`` of a judge's reply) fails, as Python compares it; Polars orders NaN above all."""
+    return pl.when(judge_score().is_nan()).then(False).otherwise(judge_score() >= col("eff_judge_threshold"))
 
 
 # The runner's voluntary end, and tau2's two normal terminations (anything else is premature).

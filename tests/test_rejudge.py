@@ -1,0 +1,458 @@
+"""Re-judging stored runs: upstream's judgement of a reply on every branch, the conformance corpus's
+own judge results reproduced through a real HTTP judge, retries, the cache, the journal (kill -9),
+rescoring under a judge, and comparing judges.
+
+The judge is tests/judge_server.py: a scripted OpenAI-compatible server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.flows.cli import app
+from scorelake.transforms.analysis import cohen_kappa
+from scorelake.transforms.judging import MISSING_VERDICT, judgement
+from tests.conftest import BASELINE, CONFORMANCE, REPO
+from tests.judge_server import JudgeServer, Reply, completion, user_content
+
+runner = CliRunner()
+MIXED = "eval_20260902_091500"
+PARSE_ERROR = "Error: Could not parse judgement JSON from LLM response: "
+
+
+def judged(content, nl=None) -> dict:
+    return judgement(completion(content), nl)
+
+
+# ---- upstream's judgement of a reply, branch by branch -------------------------------------------
+
+@pytest.mark.parametrize("content, score, reason", [
+    ('{"score": 0.7, "reason": "r"}', 0.7, "r"),
+    ('Here it is:\n```json\n{"score": 0.4, "reason": "x"}\n```\nthanks', 0.4, "x"),
+    ('```\n{"score": 1, "reason": "y"}\n```', 1.0, "y"),
+    ('The verdict is {"score": 0.9, "reason": "z"} overall.', 0.9, "z"),
+    ('{"score": "0.8"}', 0.8, ""),  # a string score: float() of it; no reason: ""
+    ('{"score": true, "reason": "t"}', 1.0, "t"),  # float(True)
+    ('{"score": 0.5, "reason": 7}', 0.5, 7),  # the reason passes through, whatever its type
+])
+def test_replies_upstream_parses(content, score, reason):
+    result = judged(content)
+    assert result["score"] == score and isinstance(result["score"], float) and result["reason"] == reason
+
+
+@pytest.mark.parametrize("content, reason", [
+    # prose around an object with a nested one: no flat object carries the score
+    ('Verdict: {"score": 0.9, "detail": {"a": 1}} done',
+     PARSE_ERROR + 'Verdict: {"score": 0.9, "detail": {"a": 1}} done'),
+    ("I cannot judge this.", PARSE_ERROR + "I cannot judge this."),
+    ('{"score": "high", "reason": "r"}', "Error: could not convert string to float: 'high'"),
+    ('[{"score": 1}]', "Error: list indices must be integers or slices, not str"),
+    ('{"reason": "no score"}', "Error: 'score'"),
+    ('"just a string"', "Error: string indices must be integers, not 'str'"),
+    ("42", "Error: 'int' object is not subscriptable"),
+    (None, "Error: the JSON object must be str, bytes or bytearray, not NoneType"),
+])
+def test_replies_upstream_turns_into_errors(content, reason):
+    assert judged(content) == {"score": 0.0, "reason": reason}
+
+
+def test_error_branches_that_depend_on_the_python_version_start_as_upstreams():
+    assert judged('{"score": null}')["reason"].startswith("Error: float() argument must be")
+    # a fenced block that is not JSON is an error (the flat-object fallback is not tried)
+    assert judged('```json\n{"score": 0.5,}\n```\n{"score": 0.5}')["reason"].startswith(
+        "Error: Expecting property name enclosed in double quotes")
+    assert judgement(b"<html>bad gateway</html>", None) == {"score": 0.0, "reason": "Error: Expecting value: "
+                                                                                      "line 1 column 1 (char 0)"}
+    assert judgement(b'{"choices": []}', None)["reason"] == "Error: list index out of range"
+    assert math.isnan(judged('{"score": NaN}')["score"])  # Python's json reads NaN; float() keeps it
+
+
+def test_extra_keys_pass_through():
+    result = judged('{"score": 0.9, "reason": "r", "confidence": 0.8, "deductions": ["a"]}')
+    assert result == {"score": 0.9, "reason": "r", "confidence": 0.8, "deductions": ["a"]}
+
+
+NL = ["A1", "A2", "A3"]
+
+
+def verdicts(result: dict) -> list[tuple]:
+    return [(v["index"], v["assertion"], v["passed"], v["reason"]) for v in result["nl_assertion_verdicts"]]
+
+
+def test_nl_verdicts_are_normalised_as_upstream():
+    given = [
+        {"index": 1, "passed": True, "reason": "first"},
+        {"index": 1, "passed": False, "reason": "second"},  # a duplicate index: the last one counts
+        {"index": 0, "passed": True}, {"index": 4, "passed": True},  # out of range
+        "x", 5, None, ["index", 2],  # not a dict
+        {"index": "x", "passed": True},  # not a number
+        {"index": "3", "passed": "true", "reason": "a string true"},  # "3" is int 3; "true" is not true
+    ]
+    result = judged(json.dumps({"score": 0.5, "reason": "r", "nl_assertion_verdicts": given}), NL)
+    assert verdicts(result) == [(1, "A1", False, "second"), (2, "A2", False, MISSING_VERDICT),
+                                (3, "A3", False, "a string true")]
+    assert (result["nl_assertion_pass_count"], result["nl_assertion_total"], result["nl_assertion_pass_rate"]) == (0, 3, 0)
+
+    given = [{"index": 2.9, "passed": True}, {"index": True, "passed": True, "reason": "r1"}, {"index": 3, "passed": 1}]
+    result = judged(json.dumps({"score": 0.5, "nl_assertion_verdicts": given}), NL)
+    assert verdicts(result) == [(1, "A1", True, "r1"), (2, "A2", True, ""), (3, "A3", False, "")]
+    assert result["nl_assertion_pass_rate"] == 2 / 3
+
+
+@pytest.mark.parametrize("given", [None, {"1": {"index": 1, "passed": True}}, "", []])
+def test_nl_verdicts_missing_or_not_a_list_are_all_failed(given):
+    result = judged(json.dumps({"score": 1.0, "nl_assertion_verdicts": given}), NL)
+    assert [v[2:] for v in verdicts(result)] == [(False, MISSING_VERDICT)] * 3 and result["score"] == 1.0
+
+
+@pytest.mark.parametrize("given, error", [(5, "'int' object is not iterable"),
+                                          ([{"index": "Infinity"}], None)])
+def test_nl_verdicts_that_raise_make_an_error_judgement(given, error):
+    if error is None:  # int(inf) raises OverflowError, which upstream's index guard does not catch
+        content = '{"score": 1.0, "nl_assertion_verdicts": [{"index": Infinity, "passed": true}]}'
+        error = "cannot convert float infinity to integer"
+    else:
+        content = json.dumps({"score": 1.0, "nl_assertion_verdicts": given})
+    result = judged(content, NL)
+    assert result["score"] == 0.0 and result["reason"] == f"Error: {error}"
+    assert verdicts(result) == [(i, a, False, f"Judge error: {error}") for i, a in enumerate(NL, 1)]
+    assert result["nl_assertion_pass_rate"] == 0.0
+
+
+def test_cohen_kappa_and_its_interval():
+    kappa, low, high = cohen_kappa(20, 5, 10, 15)  # p_o 0.7, p_e 0.5
+    assert kappa == pytest.approx(0.4)
+    se = math.sqrt(0.7 * 0.3 / (50 * 0.25))
+    assert (low, high) == (pytest.approx(0.4 - 1.959964 * se), pytest.approx(0.4 + 1.959964 * se))
+    assert cohen_kappa(10, 0, 0, 0) == (None, None, None)  # both always pass: chance agreement is 1
+    assert cohen_kappa(5, 0, 0, 5)[:1] == (1.0,)
+
+
+# ---- the conformance corpus's own judge results, through a real HTTP judge -------------------------
+
+def recorded_results() -> dict[str, dict]:
+    """Every conformance judge_result.json that holds its input, by the user content it was asked."""
+    found = {}
+    for path in CONFORMANCE.glob("eval_*/*/judge_result.json"):
+        result = json.loads(path.read_text())
+        if "judge_input" in result:
+            found[result.pop("judge_input")["user_content"]] = result
+    return found
+
+
+def replay(payload: dict, _: int) -> Reply:
+    """What the judge must have answered for upstream to store the result it stored."""
+    result = RECORDED[user_content(payload)]
+    if result["reason"].startswith(PARSE_ERROR):
+        return Reply(content=result["reason"].removeprefix(PARSE_ERROR))
+    if result["reason"].startswith("Error: "):  # the endpoint failed (500, refused, timed out)
+        return Reply(status=500)
+    said = {k: v for k, v in result.items() if not k.startswith("nl_assertion_")}
+    if "nl_assertion_verdicts" in result:
+        said["nl_assertion_verdicts"] = [{k: v[k] for k in ("index", "passed", "reason")}
+                                         for v in result["nl_assertion_verdicts"]]
+    return Reply(content=json.dumps(said))
+
+
+RECORDED = recorded_results()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The whole conformance corpus in a warehouse of this module's own, re-judged by `replay`."""
+    root = tmp_path_factory.mktemp("rejudge") / "wh"
+    wh = scorelake.open(root)
+    wh.ingest(CONFORMANCE, prefect=False)
+    with JudgeServer(replay) as server:
+        result = wh.rejudge("replay", url=server.url, concurrency=16, retries=0, prefect=False)
+        requests = list(server.requests)
+    return wh, result, requests
+
+
+def test_rejudged_results_are_upstreams_own(corpus):
+    wh, result, requests = corpus
+    stored = wh.sql("SELECT count(*) AS n FROM stg_judge_inputs WHERE askable")["n"][0]
+    assert result["asked"] == len(requests) == stored and stored >= 140
+    rows = wh.sql("""SELECT g.*, i.user_content FROM stg_judgements g JOIN stg_judge_inputs i
+                     USING (run_id, scenario_name, input_hash) WHERE judge = 'replay'""")
+    assert rows.height == stored
+    for row in rows.iter_rows(named=True):
+        want = RECORDED[row["user_content"]]
+        if want["reason"].startswith("Error: ") and not want["reason"].startswith(PARSE_ERROR):
+            assert row["errored"] and row["score"] == 0.0 and row["reason"].startswith("Error: 500 Server Error")
+            want_verdicts = [(v["index"], v["assertion"], False) for v in want.get("nl_assertion_verdicts", [])]
+            got = json.loads(row["nl_verdicts_json"] or "[]")
+            assert [(v["index"], v["assertion"], v["passed"]) for v in got] == want_verdicts
+            assert all(v["reason"].startswith("Judge error: 500 Server Error") for v in got)
+            continue
+        assert (row["score"], row["reason"], row["errored"]) == (want["score"], want["reason"],
+                                                                 want["reason"].startswith("Error: "))
+        if "nl_assertion_verdicts" in want:
+            assert json.loads(row["nl_verdicts_json"]) == want["nl_assertion_verdicts"]
+            assert (row["nl_passed"], row["nl_total"]) == (want["nl_assertion_pass_count"], want["nl_assertion_total"])
+        extra = {k: v for k, v in want.items() if k not in ("score", "reason") and not k.startswith("nl_assertion_")}
+        assert json.loads(row["extra_json"]) == extra
+
+
+def test_the_request_is_upstreams_payload(corpus):
+    _, _, requests = corpus
+    args = json.loads((CONFORMANCE / MIXED / "run_args.json").read_text())["invocations"][0]["parsed_args"]
+    asked = next(r["payload"] for r in requests if r["payload"]["messages"][1]["content"] in RECORDED)
+    assert list(asked) == ["model", "messages", "max_tokens", "temperature", "top_p", "seed", "chat_template_kwargs"]
+    assert asked["model"] == args["judge_model"] and asked["max_tokens"] == args["judge_max_tokens"]
+    assert (asked["temperature"], asked["top_p"], asked["seed"]) == (args["judge_temperature"], args["judge_top_p"],
+                                                                     args["judge_seed"])
+    assert asked["chat_template_kwargs"] == {"enable_thinking": True}
+    assert [m["role"] for m in asked["messages"]] == ["system", "user"]
+    assert asked["messages"][0]["content"].startswith("You are a judge that evaluates voice agent performance")
+
+
+def test_a_policy_under_the_replayed_judge_reproduces_upstreams_summaries(corpus):
+    wh, _, _ = corpus
+    result = wh.rescore("replayed", judge="replay", prefect=False)
+    assert result["judge"] == "replay" and result["scored"] > 0
+    for session in (MIXED, BASELINE, "eval_20260903_140200"):
+        assert wh.summary(session, "replayed") == (CONFORMANCE / session / "all_summary.txt").read_text()
+    assert wh.policy_judge("replayed") == "replay"
+    assert wh.policies().filter(pl.col("name") == "replayed")["judge"][0] == "replay"
+    assert set(wh.sql("SELECT DISTINCT judge FROM scenario_scores WHERE policy_name = 'replayed'")["judge"]) == {"replay"}
+    # the replayed judge agrees with the recorded one everywhere neither failed
+    c = wh.compare_judges("recorded", "replay")
+    whole = c.agreement.filter(pl.col("domain") == "(all)")
+    assert whole["agreement"].to_list() == [1.0, 1.0] and c.flips.is_empty()
+    assert whole.filter(pl.col("kind") == "judge_passed")["judge_errors"][0] > 0
+
+
+def test_a_second_rejudge_sends_nothing_and_an_identical_judge_is_answered_from_the_cache(corpus):
+    wh, first, _ = corpus
+    with JudgeServer(replay) as server:
+        again = wh.rejudge("replay", retries=0, prefect=False)
+        assert again["asked"] == 0 and again["judged_already"] == first["scope"] and not server.requests
+        # another name, the same requests (its URL is replay's, stored): answers that did not fail are reused,
+        # the failed ones asked again
+        twin = wh.rejudge("twin", url=first["settings"].split("url=")[1].split(",")[0], retries=0, prefect=False)
+    errored = wh.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'replay' AND errored")["n"][0]
+    assert twin["without_call"] == {"cache": first["scope"] - errored}
+    assert twin["asked"] == errored  # to the old URL, which no longer answers: errors again
+    judges = wh.judges(price_in=1.0, price_out=2.0).filter(pl.col("judge").is_in(["replay", "twin"]))
+    assert judges["coverage"].to_list() == [1.0, 1.0]
+    replay_row = judges.row(0, named=True)
+    answered = wh.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'replay' "
+                      "AND reason NOT LIKE 'Error: 500%'")["n"][0]  # a 500 reports no usage
+    assert replay_row["asked"] == first["scope"] and replay_row["prompt_tokens"] == 100 * answered
+    assert replay_row["cost"] == pytest.approx((100 * 1.0 + 20 * 2.0) * answered / 1e6)
+
+
+def test_rescore_under_a_judge_that_has_not_judged_everything_is_refused(corpus, tmp_path):
+    wh, _, _ = corpus
+    with JudgeServer(lambda p, n: Reply(content='{"score": 0.95, "reason": "fine"}')) as server:
+        wh.rejudge("partial", url=server.url, runs=[BASELINE], prefect=False)
+    result = runner.invoke(app, ["rescore", "--policy", "p-partial", "--judge", "partial", "-w", wh.location])
+    assert result.exit_code == 2
+    missing = wh.sql("SELECT count(*) AS n FROM stg_judge_inputs WHERE askable AND run_id <> $r", {"r": BASELINE})["n"][0]
+    assert f"judge 'partial' has not judged {missing} scenarios" in result.stderr
+    assert "scorelake rejudge --judge partial --run " in result.stderr
+    ok = runner.invoke(app, ["rescore", "--policy", "p-partial", "--judge", "partial", "--run", BASELINE,
+                             "-w", wh.location])
+    assert ok.exit_code == 0, ok.output
+    assert "judge partial" in ok.stderr
+    summary = runner.invoke(app, ["summary", BASELINE, "--policy", "p-partial", "-w", wh.location])
+    assert "judge verdicts from judge 'partial'" in summary.stderr
+    assert runner.invoke(app, ["check", "-w", wh.location]).exit_code == 0  # unjudged runs are not a fault
+    unknown = runner.invoke(app, ["rescore", "--policy", "p-x", "--judge", "nobody", "-w", wh.location])
+    assert unknown.exit_code == 2 and "no judge named 'nobody'" in unknown.stderr
+
+
+# ---- transient failures, a refused key, --only-errors -------------------------------------------
+
+@pytest.fixture
+def sample(tmp_path) -> scorelake.Warehouse:
+    """The embedded sample (46 scenarios, 7 with a failed judge) in a fresh warehouse."""
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(REPO / "data" / "runs", prefect=False)
+    return wh
+
+
+GOOD = Reply(content='{"score": 0.97, "reason": "good"}')
+
+
+def test_429_and_500_are_retried_honouring_retry_after(sample):
+    def script(payload, n):
+        if n == 0:
+            return Reply(status=429, headers={"Retry-After": "0.3"}) if len(user_content(payload)) % 2 else Reply(status=503)
+        return GOOD
+
+    with JudgeServer(script) as server:
+        started = time.monotonic()
+        result = sample.rejudge("flaky", url=server.url, concurrency=46, backoff=0.01, prefect=False)
+        took = time.monotonic() - started
+        assert len(server.requests) == 2 * result["scope"]
+    assert result["asked"] == result["scope"] and result["errors"] == 0 and result["retries"] == result["scope"]
+    assert took >= 0.3  # the 429s waited as told
+    rows = sample.sql("SELECT attempts, errored, score FROM stg_judgements WHERE judge = 'flaky'")
+    assert set(rows["attempts"]) == {2} and not rows["errored"].any() and set(rows["score"]) == {0.97}
+
+
+def test_a_slow_reply_times_out_and_is_retried(sample):
+    def script(payload, n):
+        return Reply(delay=2.0) if n == 0 else GOOD
+
+    with JudgeServer(script) as server:
+        result = sample.rejudge("patient", url=server.url, timeout=0.5, runs=[BASELINE], concurrency=16, backoff=0,
+                                prefect=False)
+    assert result["asked"] == 14 and result["errors"] == 0 and result["retries"] == 14
+
+
+def test_persistent_failures_are_stored_as_judge_errors_and_asked_again_with_only_errors(sample):
+    endpoint = {"down": True}
+    server = JudgeServer(lambda p, n: Reply(status=500) if endpoint["down"] else GOOD).__enter__()
+    failed = sample.rejudge("outage", url=server.url, retries=2, backoff=0, prefect=False)
+    assert len(server.requests) == 3 * failed["scope"]
+    assert failed["errors"] == failed["asked"] == failed["scope"]
+    rows = sample.sql("SELECT * FROM judgements WHERE judge = 'outage'")
+    assert rows["judge_error"].all() and set(rows["score"]) == {0.0}
+    assert all(r.startswith("Error: 500 Server Error: Internal Server Error for url: http://127.0.0.1:")
+               for r in rows["reason"])
+    result = runner.invoke(app, ["judges", "-w", sample.location, "-f", "json"])
+    outage = next(j for j in json.loads(result.stdout) if j["judge"] == "outage")
+    assert outage["error_rate"] == 1.0 and outage["retries"] == 2 * failed["scope"]
+
+    endpoint["down"] = False  # the endpoint is back
+    again = sample.rejudge("outage", only_errors=True, prefect=False)
+    server.__exit__()
+    assert again["asked"] == failed["scope"] and again["errors"] == 0
+    assert not sample.sql("SELECT * FROM judgements WHERE judge = 'outage'")["judge_error"].any()
+
+
+def test_only_errors_asks_only_what_the_recorded_judge_failed_on(sample):
+    recorded_errors = sample.sql("SELECT count(*) AS n FROM judgements WHERE judge = 'recorded' AND judge_error")["n"][0]
+    assert recorded_errors == 7
+    with JudgeServer(lambda p, n: GOOD) as server:
+        result = runner.invoke(app, ["rejudge", "--judge", "mended", "--only-errors", "--judge-url", server.url,
+                                     "-w", sample.location])
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == recorded_errors
+    assert f"{recorded_errors} asked, 39 from the base judge" in result.stderr
+    mended = sample.sql("SELECT * FROM judgements WHERE judge = 'mended'")
+    assert mended.height == 46 and not mended["judge_error"].any()
+    recorded = sample.sql("SELECT run_id, scenario_name, score FROM judgements WHERE judge = 'recorded' AND NOT judge_error")
+    kept = mended.join(recorded, on=["run_id", "scenario_name"], suffix="_recorded")
+    assert kept.height == 39 and (kept["score"] == kept["score_recorded"]).all()
+    # the two scenarios that failed only because the judge failed pass under the mended judge
+    note = runner.invoke(app, ["rates", "-w", sample.location])
+    assert "failed only because the judge itself failed" in note.stderr
+    assert "scorelake rejudge --judge retried --only-errors" in note.stderr
+    assert runner.invoke(app, ["rescore", "--policy", "mended", "--judge", "mended", "-w", sample.location]).exit_code == 0
+    assert sample.judge_errors(policy="mended").is_empty()
+    fixed = sample.scenarios(policy="mended").join(sample.scenarios(), on=["run_id", "scenario_name"], suffix="_rec")
+    flipped = fixed.filter(pl.col("is_successful") & ~pl.col("is_successful_rec"))["scenario_name"].to_list()
+    assert sorted(set(flipped)) == ["qa__telephone_inventor", "simple_qa_1"]
+
+
+def test_a_refused_key_stops_at_once_with_nothing_written(sample, monkeypatch):
+    monkeypatch.setenv("MY_JUDGE_KEY", "sk-wrong")
+    with JudgeServer(lambda p, n: Reply(status=401)) as server:
+        result = runner.invoke(app, ["rejudge", "--judge", "locked", "--judge-url", server.url, "--concurrency", "4",
+                                     "--api-key-env", "MY_JUDGE_KEY", "-w", sample.location])
+        assert len(server.requests) <= 4  # the calls in flight, nothing after
+        assert server.requests[0]["authorization"] == "Bearer sk-wrong"
+    assert result.exit_code == 1
+    assert f"{server.url} answered 401 Unauthorized (the key was refused): nothing more is asked" in result.stderr
+    assert "Traceback" not in result.output
+    assert sample.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'locked'")["n"][0] == 0
+
+
+def test_the_key_comes_from_judge_api_key_and_a_prompt_file_replaces_the_system_prompt(sample, monkeypatch, tmp_path):
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-default")
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("You are a strict judge. Return JSON.")
+    with JudgeServer(lambda p, n: GOOD) as server:
+        result = runner.invoke(app, ["rejudge", "-j", "strict", "--judge-url", server.url, "--judge-model", "m",
+                                     "--prompt", str(prompt), "--max-tokens", "512", "--temperature", "0",
+                                     "--seed", "7", "--run", BASELINE, "-w", sample.location])
+        assert result.exit_code == 0, result.output
+        first = server.requests[0]
+    assert first["authorization"] == "Bearer sk-default"
+    payload = first["payload"]
+    assert payload["messages"][0]["content"] == "You are a strict judge. Return JSON."
+    assert (payload["model"], payload["max_tokens"], payload["temperature"], payload["seed"]) == ("m", 512, 0, 7)
+    stored = sample.sql("SELECT user_content FROM stg_judge_inputs WHERE run_id = $r", {"r": BASELINE})["user_content"]
+    assert payload["messages"][1]["content"] in set(stored)
+    other = runner.invoke(app, ["rejudge", "-j", "strict", "--judge-model", "other", "-w", sample.location])
+    assert other.exit_code == 2 and "judge 'strict' exists with other settings" in other.stderr
+    builtin = runner.invoke(app, ["rejudge", "-j", "recorded", "-w", sample.location])
+    assert builtin.exit_code == 2 and "'recorded' is the built-in judge" in builtin.stderr
+
+
+def test_compare_judges_command(sample):
+    def script(payload, n):  # disagrees with the recorded judge on every other input
+        return Reply(content='{"score": 0.1, "reason": "bad"}') if len(user_content(payload)) % 2 else GOOD
+
+    with JudgeServer(script) as server:
+        sample.rejudge("contrarian", url=server.url, prefect=False)
+    table = runner.invoke(app, ["compare-judges", "recorded", "contrarian", "-w", sample.location])
+    assert table.exit_code == 0, table.output
+    assert "kappa" in table.stdout and "flipped verdicts" in table.stdout
+    doc = json.loads(runner.invoke(app, ["compare-judges", "recorded", "contrarian", "-w", sample.location,
+                                         "-f", "json"]).stdout)
+    whole = next(r for r in doc["agreement"] if r["domain"] == "(all)" and r["kind"] == "judge_passed")
+    assert whole["pairs"] == 39 and whole["judge_errors"] == 7
+    assert whole["both_pass"] + whole["only_a"] + whole["only_b"] + whole["neither"] == 39
+    flips = [f for f in doc["flips"] if f["kind"] == "judge_passed"]
+    # every flip is listed, those where a judge failed too (flagged): a failed judgement flipped is an outage mended
+    assert len([f for f in flips if not (f["error_a"] or f["error_b"])]) == whole["only_a"] + whole["only_b"]
+    assert {(f["error_a"], f["passed_b"]) for f in flips if f["error_a"] or f["error_b"]} <= {(True, True)}
+    missing = runner.invoke(app, ["compare-judges", "recorded", "nobody", "-w", sample.location])
+    assert missing.exit_code == 2 and "no judge named 'nobody'" in missing.stderr
+
+
+# ---- kill -9 mid-way ----------------------------------------------------------------------------
+
+def test_a_rejudge_killed_mid_way_loses_only_the_calls_in_flight(sample, tmp_path):
+    with JudgeServer(lambda p, n: Reply(content='{"score": 0.9, "reason": "slow"}', delay=0.15)) as server:
+        command = [sys.executable, "-m", "scorelake", "rejudge", "-j", "killed", "--judge-url", server.url,
+                   "--concurrency", "2", "-w", sample.location]
+        env = {**os.environ, "PREFECT_API_URL": ""}
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 12 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        asked_before = len(server.requests)
+        assert 12 <= asked_before < 46
+        journal = list((Path(sample.location) / ".journal").glob("*.jsonl"))
+        assert journal  # the batch was never committed: its answers are in the journal only
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        asked_after = len(server.requests) - asked_before
+    recovered = int(again.stderr.split(" judgements of an interrupted rejudge")[0].split()[-1])
+    assert recovered >= asked_before - 2  # at most the two calls in flight were lost
+    assert asked_after == 46 - recovered
+    rows = sample.sql("SELECT run_id, scenario_name FROM judgements WHERE judge = 'killed'")
+    assert rows.height == 46 and rows.unique().height == 46
+    assert not list((Path(sample.location) / ".journal").glob("*.jsonl"))
+    counts = sample.sql("SELECT count(*) AS n FROM {{ judgements }}".replace("{{ judgements }}", "delta_judgements")
+                        + " WHERE judge = 'killed'")["n"][0]
+    assert counts == 46  # no judgement committed twice
+
+
+# ---- as a Prefect flow ---------------------------------------------------------------------------
+
+def test_rejudge_runs_as_a_prefect_flow_when_an_api_is_configured(prefect_server, sample):
+    with JudgeServer(lambda p, n: GOOD) as server:
+        result = sample.rejudge("flowed", url=server.url, runs=[BASELINE])
+    assert result["ran"].startswith("ran as a Prefect flow") and result["asked"] == 14
+    assert sample.sql("SELECT count(*) AS n FROM judgements WHERE judge = 'flowed'")["n"][0] == 14
