@@ -228,13 +228,20 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
         commit_judgements(wh, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
     result = BatchResult()
     tally = Tally()
-    batches = [plan.todo.slice(i, JUDGE_BATCH) for i in range(0, plan.todo.height, JUDGE_BATCH)]
+    # A Prefect task per batch; in-process one stream of calls (each batch's last calls leave the
+    # concurrency idle while they finish)
+    size = JUDGE_BATCH if run_batch is not None else max(plan.todo.height, 1)
+    batches = [plan.todo.slice(i, size) for i in range(0, plan.todo.height, size)]
     with _judge_progress(progress, tally) as bar:
         job = bar.add_task(f"judge {spec.name}", total=plan.todo.height, stats="")
 
-        def advanced() -> None:
-            bar.update(job, completed=tally.done, stats=f"{tally.errors} errors, {tally.retries} retries, "
-                                                        f"{tally.tokens:,} tokens")
+        shown = [0.0]
+
+        def advanced() -> None:  # ten times a second at most: a redraw per answer costs the calls their pace
+            if time.monotonic() - shown[0] >= 0.1 or tally.done == plan.todo.height:
+                shown[0] = time.monotonic()
+                bar.update(job, completed=tally.done, stats=f"{tally.errors} errors, {tally.retries} retries, "
+                                                            f"{tally.tokens:,} tokens")
 
         for index, batch in enumerate(batches):
             if run_batch is None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
+import functools
 import random
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import orjson
 
@@ -83,23 +83,32 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-def _usage(body: bytes) -> tuple[int | None, int | None]:
+def _usage(response) -> tuple[int | None, int | None]:
     try:
-        usage = json.loads(body).get("usage") or {}
+        usage = response.json().get("usage") or {}
         counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
     except (ValueError, AttributeError):
         return None, None
     return tuple(n if isinstance(n, int) and not isinstance(n, bool) else None for n in counts)
 
 
-async def _ask(client, call: Call, headers: dict, policy: RetryPolicy, tally: Tally) -> Answer:
+@functools.cache
+def _prepared(url: str, timeout: float):
+    """httpx's URL and Timeout of a call, made once per distinct value (parsing a URL per call shows)."""
+    import httpx
+
+    return httpx.URL(url), httpx.Timeout(timeout)
+
+
+async def _ask(client, call: Call, policy: RetryPolicy, tally: Tally) -> Answer:
     import httpx
 
     started, body = time.monotonic(), orjson.dumps(call.payload)
+    url, timeout = _prepared(call.url, call.timeout)
     for attempt in range(1, policy.attempts + 1):
         retry_after = None
         try:
-            response = await client.post(call.url, content=body, headers=headers, timeout=call.timeout)
+            response = await client.post(url, content=body, timeout=timeout)
         except httpx.TimeoutException:
             error = f"the judge did not answer within {call.timeout:g} s"
         except httpx.TransportError as exc:
@@ -111,7 +120,7 @@ async def _ask(client, call: Call, headers: dict, policy: RetryPolicy, tally: Ta
                                    f"({FATAL_STATUSES[status]}): nothing more is asked")
             if status < 400:
                 result = judgement(response.content, call.nl_assertions)
-                prompt_tokens, completion_tokens = _usage(response.content)
+                prompt_tokens, completion_tokens = _usage(response)
                 return Answer(call, result, _failed(result),
                               prompt_tokens, completion_tokens, (time.monotonic() - started) * 1000, attempt,
                               datetime.now(UTC))
@@ -133,38 +142,60 @@ def _failed(result: dict) -> bool:
     return isinstance(reason, str) and reason.startswith("Error: ")
 
 
-async def _ask_all(calls: Iterable[Call], api_key: str | None, concurrency: int, policy: RetryPolicy,
+# httpcore's pool matches every waiting request against every connection on each change: quadratic
+# in its size (64 calls in flight spend most of their time there). Pools of this size stay cheap.
+CONNECTIONS_PER_CLIENT = 8
+_DONE = object()
+
+
+async def _ask_all(chunks: Iterator[list[Call]], api_key: str | None, concurrency: int, policy: RetryPolicy,
                    on_answer: Callable[[Answer], None], tally: Tally) -> None:
+    import ssl
+
+    import certifi
     import httpx
 
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
-    pending = iter(calls)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(limits=limits, http2=False) as client:
+    queue: asyncio.Queue = asyncio.Queue(maxsize=2 * concurrency)
 
-        async def worker() -> None:
-            for call in pending:  # the workers share one iterator: each call is taken once
-                answer = await _ask(client, call, headers, policy, tally)
-                tally.done += 1
-                tally.errors += answer.errored
-                tally.tokens += (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
-                on_answer(answer)
+    async def produce() -> None:
+        # the next chunk of calls is read in a thread: its texts come from disk while calls are in flight
+        while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
+            for call in chunk:
+                await queue.put(call)
+        for _ in range(concurrency):
+            await queue.put(_DONE)
 
-        workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+    async def work(client) -> None:
+        while (call := await queue.get()) is not _DONE:
+            answer = await _ask(client, call, policy, tally)
+            tally.done += 1
+            tally.errors += answer.errored
+            tally.tokens += (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
+            on_answer(answer)
+
+    verify = ssl.create_default_context(cafile=certifi.where())  # one for all clients: loading it takes 30 ms
+    limits = httpx.Limits(max_connections=CONNECTIONS_PER_CLIENT, max_keepalive_connections=CONNECTIONS_PER_CLIENT)
+    clients = [httpx.AsyncClient(limits=limits, verify=verify, headers=headers)
+               for _ in range(-(-concurrency // CONNECTIONS_PER_CLIENT))]
+    tasks = [asyncio.create_task(produce())] + [
+        asyncio.create_task(work(clients[i // CONNECTIONS_PER_CLIENT])) for i in range(concurrency)]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for client in clients:
+            await client.aclose()
 
 
-def ask_all(calls: Iterable[Call], *, api_key: str | None, concurrency: int, on_answer: Callable[[Answer], None],
-            policy: RetryPolicy = RetryPolicy(), tally: Tally | None = None) -> Tally:
-    """Ask every call, ``concurrency`` at a time; ``on_answer`` gets each answer as it arrives.
-    Raises ``JudgeRefused`` (after the calls in flight are dropped) on 401, 403 or 404."""
+def ask_all(chunks: Iterable[list[Call]], *, api_key: str | None, concurrency: int,
+            on_answer: Callable[[Answer], None], policy: RetryPolicy = RetryPolicy(), tally: Tally | None = None) -> Tally:
+    """Ask every call (given a chunk at a time), ``concurrency`` at a time; ``on_answer`` gets each
+    answer as it arrives. Raises ``JudgeRefused`` (the calls in flight dropped) on 401, 403 or 404."""
     tally = tally or Tally()
-    asyncio.run(_ask_all(calls, api_key, concurrency, policy, on_answer, tally))
+    asyncio.run(_ask_all(iter(chunks), api_key, concurrency, policy, on_answer, tally))
     return tally

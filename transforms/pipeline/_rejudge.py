@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Callable
+from typing import Callable, Iterator
 
 import polars as pl
 
@@ -40,7 +41,7 @@ from scorelake.transforms.pipeline._policies import stored_policies
 from scorelake.transforms.scoring import RECORDED
 from scorelake.transforms.warehouse import Store
 
-JUDGE_BATCH = 1000  # calls per batch: a Prefect task each, its answers committed together
+JUDGE_BATCH = 2000  # calls per Prefect task
 COMMIT_LOCK_WAIT_S = 600.0  # a batch's commit waits this long for another writer (an ingest) to finish
 KEY = ["run_id", "scenario_name", "input_hash"]
 
@@ -97,11 +98,11 @@ def policies_using(wh: Store, judge: str) -> list[str]:
 # ---- judgements ------------------------------------------------------------------------------------
 
 def stored_inputs(wh: Store, runs: pl.DataFrame) -> pl.LazyFrame:
-    """The askable judge inputs of the runs' committed generations, keyed, with what a request needs."""
+    """The askable judge inputs of the runs' committed generations, keyed, with what a request needs
+    (but the texts: those are read a chunk at a time when asked, see ``_calls``)."""
     scenarios = wh.scan("scenarios", runs).select("run_id", "scenario_name", "invocation_index", "domain")
     return (wh.scan("judge_inputs", runs).filter(pl.col("askable"))
-            .select(*KEY, "nl_assertions").join(scenarios, on=["run_id", "scenario_name"])
-            .join(runs.lazy().select("run_id", "run_args_json"), on="run_id"))
+            .select(*KEY, "nl_assertions").join(scenarios, on=["run_id", "scenario_name"]))
 
 
 def latest(wh: Store, judge: str) -> pl.LazyFrame:
@@ -195,7 +196,7 @@ def plan_rejudge(wh: Store, spec: JudgeSpec, run_ids: list[str] | None, only_err
                                   f"they are; ask its errors again as a new judge: --judge NEW --only-errors "
                                   f"--from {spec.name}")
         todo = pl.concat([todo, again])
-    todo = _with_request_keys(todo, spec)
+    todo = _with_request_keys(todo, spec, run_judges(runs))
     cached = _cached(wh, todo, spec.name)
     if cached.height:
         copied = pl.concat([copied, cached])
@@ -204,12 +205,21 @@ def plan_rejudge(wh: Store, spec: JudgeSpec, run_ids: list[str] | None, only_err
                        inputs.height - todo.height - copied.height, inputs.height)
 
 
-def _with_request_keys(todo: pl.DataFrame, spec: JudgeSpec) -> pl.DataFrame:
-    runs = {}
-    keys = []
-    for run_args, invocation, input_hash in todo.select("run_args_json", "invocation_index", "input_hash").iter_rows():
-        run = runs.get((run_args, invocation)) or runs.setdefault((run_args, invocation), run_judge(run_args, invocation))
-        keys.append(request(spec, run, "", input_hash).key)
+class run_judges(dict):  # noqa: N801 (a dict, used as a function of the runs)
+    """(run_id, invocation) -> that invocation's judge settings (run_args.json), parsed once each."""
+
+    def __init__(self, runs: pl.DataFrame):
+        super().__init__()
+        self.run_args = dict(runs.select("run_id", "run_args_json").iter_rows())
+
+    def __missing__(self, key: tuple[str, int]):
+        self[key] = run_judge(self.run_args[key[0]], key[1])
+        return self[key]
+
+
+def _with_request_keys(todo: pl.DataFrame, spec: JudgeSpec, runs: run_judges) -> pl.DataFrame:
+    keys = [request(spec, runs[run_id, invocation], "", input_hash).key
+            for run_id, invocation, input_hash in todo.select("run_id", "invocation_index", "input_hash").iter_rows()]
     return todo.with_columns(request_key=pl.Series(keys, dtype=pl.String))
 
 
@@ -260,44 +270,95 @@ def commit_orphaned_journals(wh: Store) -> int:
     return recovered
 
 
+INPUT_CHUNK = 500  # stored inputs read at a time (while the calls before them are in flight)
+COMMIT_EVERY = 2000  # answers per commit (the journal keeps them meanwhile)
+
+
+def _calls(wh: Store, spec: JudgeSpec, keys: pl.DataFrame, requests: dict) -> Iterator[list[Call]]:
+    """The calls for ``keys``, a chunk at a time: each chunk's texts read from ``judge_inputs`` only
+    when it is due, so memory holds a chunk or two, not every input."""
+    runs = wh.committed_runs().filter(pl.col("run_id").is_in(keys["run_id"].unique().implode()))
+    settings = run_judges(runs)
+    for chunk in keys.iter_slices(INPUT_CHUNK):
+        chunk_runs = runs.filter(pl.col("run_id").is_in(chunk["run_id"].unique().implode()))
+        texts = (wh.scan("judge_inputs", chunk_runs).select(*KEY, "system_prompt", "user_content")
+                 .join(chunk.lazy().select(KEY), on=KEY, how="semi").collect())
+        by_key = {(r, s, h): (p, u) for r, s, h, p, u in texts.iter_rows()}
+        calls = []
+        for run_id, scenario, input_hash, invocation, nl in chunk.select(
+                *KEY, "invocation_index", "nl_assertions").iter_rows():
+            key = (run_id, scenario, input_hash)
+            if key not in by_key:  # re-ingested meanwhile: asked next time
+                continue
+            system_prompt, user_content = by_key[key]
+            made = request(spec, settings[run_id, invocation], system_prompt, input_hash)
+            requests[key] = made
+            calls.append(Call(key, made.url, made.payload(user_content), made.timeout, nl))
+        yield calls
+
+
+class _Committer:
+    """Answers journalled as they arrive and committed every ``COMMIT_EVERY``, in a thread of its own
+    so that the calls go on meanwhile; each commit's journal is removed once it landed."""
+
+    def __init__(self, wh: Store, judge: str):
+        self.wh, self.judge = wh, judge
+        self.pool = ThreadPoolExecutor(1)
+        self.landing: list = []
+        self._start()
+
+    def _start(self) -> None:
+        self.journal, self.rows = Journal(journal_folder(self.wh.root, self.wh.location)), []
+
+    def add(self, row: dict) -> None:
+        self.journal.write(row)
+        self.rows.append(row)
+        if len(self.rows) >= COMMIT_EVERY:
+            self.flush()
+
+    def flush(self, last: bool = False) -> None:
+        journal, rows = self.journal, self.rows
+        if not last:
+            self._start()
+        self.landing.append(self.pool.submit(self._commit, journal, rows))
+
+    def _commit(self, journal: Journal, rows: list[dict]) -> None:
+        if rows:
+            commit_judgements(self.wh, frame("judgements", rows), f"judge {self.judge}: {len(rows)} judgements")
+        journal.discard()
+
+    def close(self) -> None:
+        """Every answer committed (a failed commit raises here: its journal stays for the next run)."""
+        self.flush(last=True)
+        self.pool.shutdown(wait=True)
+        for landed in self.landing:
+            landed.result()
+
+
 def judge_batch(wh: Store, spec: JudgeSpec, keys: pl.DataFrame, *, concurrency: int, api_key: str | None,
                 policy: RetryPolicy = RetryPolicy(), tally: Tally | None = None,
                 on_answer: Callable[[], None] = lambda: None) -> BatchResult:
-    """Ask the judge about a batch of stored inputs (``keys``: KEY + request fields), journal every
-    answer as it arrives, commit the batch."""
-    runs = wh.committed_runs().filter(pl.col("run_id").is_in(keys["run_id"].unique().implode()))
-    texts = (wh.scan("judge_inputs", runs).select(*KEY, "system_prompt", "user_content")
-             .join(keys.lazy().select(KEY), on=KEY, how="semi").collect())
-    by_key = {(r, s, h): (p, u) for r, s, h, p, u in texts.iter_rows()}
-    requests, calls = {}, []
-    for row in keys.iter_rows(named=True):
-        key = (row["run_id"], row["scenario_name"], row["input_hash"])
-        if key not in by_key:  # re-ingested meanwhile: asked again next time
-            continue
-        system_prompt, user_content = by_key[key]
-        made = request(spec, run_judge(row["run_args_json"], row["invocation_index"]), system_prompt, row["input_hash"])
-        requests[key] = made
-        calls.append(Call(key, made.url, made.payload(user_content), made.timeout, row["nl_assertions"]))
-    del texts, by_key
+    """Ask the judge about a batch of stored inputs (``keys``: KEY, invocation_index, nl_assertions),
+    journal every answer as it arrives, commit them as they add up."""
     tally = tally or Tally()
-    journal, rows, result = Journal(journal_folder(wh.root, wh.location)), [], BatchResult()
+    requests: dict = {}
+    committer, result = _Committer(wh, spec.name), BatchResult()
     start = (tally.done, tally.errors, tally.retries, tally.tokens)
 
     def keep(answer) -> None:
-        row = answer_row(spec.name, answer, requests[answer.call.key])
-        journal.write(row)
-        rows.append(row)
+        row = answer_row(spec.name, answer, requests.pop(answer.call.key))
+        committer.add(row)
         if answer.errored and len(result.error_samples) < 3:
             result.error_samples.append(row["reason"])
         on_answer()
 
     try:
-        ask_all(calls, api_key=api_key, concurrency=concurrency, on_answer=keep, policy=policy, tally=tally)
+        ask_all(_calls(wh, spec, keys, requests), api_key=api_key, concurrency=concurrency, on_answer=keep,
+                policy=policy, tally=tally)
     except JudgeRefused as refused:
         result.refused = str(refused)
-    if rows:
-        commit_judgements(wh, frame("judgements", rows), f"judge {spec.name}: {len(rows)} judgements")
-    journal.discard()
+    finally:
+        committer.close()
     result.judged, result.errors, result.retries, result.tokens = (
         now - before for now, before in zip((tally.done, tally.errors, tally.retries, tally.tokens), start))
     return result
