@@ -67,3 +67,16 @@ def test_the_object_storage_example_runs_against_s3(sample_dir, s3_server):
     (block,) = [b for b in blocks("bash") if "s3://evals" in b]
     done = run_shell(block, sample_dir, s3_server)
     assert "eval_20260904_080000 (policy recorded)" in done.stdout
+
+
+def test_the_rejudge_example_runs_against_a_scripted_judge(sample_dir):
+    """The re-judging block, its $JUDGE_URL a scripted judge on 127.0.0.1 that answers every request."""
+    from tests.judge_server import JudgeServer, Reply
+
+    (block,) = [b for b in blocks("bash") if "scorelake rejudge" in b]
+    run_shell("scorelake ingest", sample_dir)
+    with JudgeServer(lambda payload, n: Reply(content='{"score": 0.96, "reason": "fine"}')) as server:
+        done = run_shell(block, sample_dir, {"JUDGE_URL": server.url})
+        asked = len(server.requests)
+    assert asked == 7 + 46  # the recorded judge's 7 failures, then every input for the new model
+    assert "Overall Success Rate" in done.stdout and "kappa" in done.stdout and "gpt-5-mini" in done.stdout
