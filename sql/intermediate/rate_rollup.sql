@@ -17,7 +17,7 @@ WITH counts AS (
     GROUP BY run_id, policy_id
 )
 SELECT
-    run_id, policy_id, p.name AS policy_name, domain, scenarios, stalled,
+    run_id, policy_id, p.name AS policy_name, p.judge, domain, scenarios, stalled,
     success_passed, success_total, success_passed / nullif(success_total, 0) AS success_rate,
     wilson_low(success_passed, success_total) AS success_ci_low,
     wilson_high(success_passed, success_total) AS success_ci_high,

@@ -2,7 +2,7 @@
 -- (scenarios, predicates or assertions) with a Wilson 95% interval. Stalled scenarios are skipped,
 -- as in all_summary.txt; a signal no scenario of the run had is absent, as its summary line is.
 WITH per_signal AS (
-    SELECT run_id, policy_id, unnest([
+    SELECT run_id, policy_id, policy_name, judge, unnest([
         {'signal_order': 1, 'signal': 'is_action_match', 'unit': 'scenarios',
          'passed': action_match_passed, 'total': action_match_total},
         {'signal_order': 2, 'signal': 'db_state_match', 'unit': 'scenarios',
@@ -22,7 +22,7 @@ WITH per_signal AS (
     FROM rate_rollup
     WHERE domain = '(all)'
 )
-SELECT run_id, policy_id, signal, unit, passed, total, passed / total AS rate,
+SELECT run_id, policy_id, policy_name, judge, signal, unit, passed, total, passed / total AS rate,
        wilson_low(passed, total) AS ci_low, wilson_high(passed, total) AS ci_high, signal_order
 FROM per_signal
 WHERE total > 0

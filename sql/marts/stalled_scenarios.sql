@@ -4,6 +4,7 @@ SELECT
     run_id,
     policy_id,
     policy_name,
+    judge,
     scenario_name,
     domain,
     agent_turns,
