@@ -56,7 +56,7 @@ class Evidence:
     policy: str
     scenario: dict  # its scenario_scores row: signals, composite, success_breakdown, flags
     verdicts: pl.DataFrame  # per DB predicate, NL assertion, reference action, tau2 check
-    judge: dict | None  # judge_results: score, reason, errored, extra keys
+    judge: dict | None  # the policy's judge's judgement: judge, score, reason, errored, extra keys
     turns: pl.DataFrame  # the conversation
     tool_calls: pl.DataFrame  # agent then user side, each in order
 
@@ -206,9 +206,10 @@ class Warehouse:
             found = self._query("scenario", run_id=run, scenario=scenario, policy_id=policy_id)
             if found.is_empty():
                 raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
-            judge = self._query("scenario_judge", run_id=run, scenario=scenario)
-            return Evidence(run, policy, found.row(0, named=True),
-                            self._query("scenario_verdicts", run_id=run, scenario=scenario),
+            row = found.row(0, named=True)
+            judge = self._query("scenario_judge", run_id=run, scenario=scenario, judge=row["judge"])
+            return Evidence(run, policy, row,
+                            self._query("scenario_verdicts", run_id=run, scenario=scenario, judge=row["judge"]),
                             judge.row(0, named=True) if judge.height else None,
                             self._query("scenario_turns", run_id=run, scenario=scenario),
                             self._query("scenario_tool_calls", run_id=run, scenario=scenario))

@@ -456,3 +456,23 @@ def test_rejudge_runs_as_a_prefect_flow_when_an_api_is_configured(prefect_server
         result = sample.rejudge("flowed", url=server.url, runs=[BASELINE])
     assert result["ran"].startswith("ran as a Prefect flow") and result["asked"] == 14
     assert sample.sql("SELECT count(*) AS n FROM judgements WHERE judge = 'flowed'")["n"][0] == 14
+
+
+def test_show_under_a_judge_policy_gives_that_judges_reason_and_nl_verdicts(corpus):
+    wh, _, _ = corpus
+    with JudgeServer(lambda p, n: Reply(content=json.dumps({
+            "score": 0.42, "reason": "second opinion", "nl_assertion_verdicts": [{"index": 1, "passed": True,
+                                                                                  "reason": "held"}]}))) as server:
+        wh.rejudge("second", url=server.url, runs=[MIXED], prefect=False)
+    wh.rescore("second-opinion", judge="second", runs=[MIXED], prefect=False)
+    nl_scenario = wh.sql("SELECT scenario_name FROM stg_judge_inputs WHERE run_id = $r AND nl_assertions IS NOT NULL "
+                         "AND askable LIMIT 1", {"r": MIXED})["scenario_name"][0]
+    evidence = wh.evidence(MIXED, nl_scenario, "second-opinion")
+    assert evidence.judge["judge"] == "second" and evidence.judge["reason"] == "second opinion"
+    nl = evidence.verdicts.filter(pl.col("kind") == "nl_assertion")
+    assert nl["passed"].to_list()[0] and nl["detail"].to_list()[0] == "held"
+    assert evidence.scenario["judge_score"] == 0.42 and evidence.scenario["judge"] == "second"
+    shown = runner.invoke(app, ["show", MIXED, nl_scenario, "--policy", "second-opinion", "-w", wh.location])
+    assert shown.exit_code == 0 and "judged by judge 'second'" in shown.stdout and "second opinion" in shown.stdout
+    recorded = wh.evidence(MIXED, nl_scenario)
+    assert recorded.judge["judge"] == "recorded" and recorded.judge["reason"] != "second opinion"

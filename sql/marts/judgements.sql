@@ -3,7 +3,7 @@
 -- now. `judge_error`: the judge failed (upstream's "Error: ..." reason, scored 0.0), not the agent.
 -- `askable`: a judge can be asked (upstream asks none where no agent evidence was observed).
 SELECT 'recorded' AS judge, j.run_id, j.scenario_name, s.domain, j.score, j.reason, j.errored AS judge_error,
-       s.nl_passed, s.nl_total, coalesce(i.askable, false) AS askable, 'recorded' AS source,
+       j.extra_json, s.nl_passed, s.nl_total, coalesce(i.askable, false) AS askable, 'recorded' AS source,
        NULL::BIGINT AS prompt_tokens, NULL::BIGINT AS completion_tokens, NULL::DOUBLE AS latency_ms,
        NULL::BIGINT AS attempts, NULL::TIMESTAMPTZ AS judged_at
 FROM stg_judge_results AS j
@@ -11,7 +11,7 @@ JOIN stg_scenarios AS s USING (run_id, scenario_name)
 LEFT JOIN stg_judge_inputs AS i USING (run_id, scenario_name)
 UNION ALL BY NAME
 SELECT g.judge, g.run_id, g.scenario_name, s.domain, g.score, g.reason, g.errored AS judge_error,
-       g.nl_passed, g.nl_total, i.askable, g.source, g.prompt_tokens, g.completion_tokens, g.latency_ms,
+       g.extra_json, g.nl_passed, g.nl_total, i.askable, g.source, g.prompt_tokens, g.completion_tokens, g.latency_ms,
        g.attempts, g.judged_at
 FROM stg_judgements AS g
 JOIN stg_judge_inputs AS i USING (run_id, scenario_name, input_hash)

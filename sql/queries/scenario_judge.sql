@@ -1,4 +1,5 @@
--- `Warehouse.evidence()`: the judge's own result for a scenario.
-SELECT score, reason, errored, extra_json
-FROM judge_results
-WHERE run_id = $run_id AND scenario_name = $scenario
+-- `Warehouse.evidence()`: the judgement of a scenario by a policy's judge ($judge; `recorded`: the
+-- run's own judge_result.json).
+SELECT judge, score, reason, judge_error AS errored, extra_json
+FROM judgements
+WHERE judge = $judge AND run_id = $run_id AND scenario_name = $scenario

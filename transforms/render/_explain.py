@@ -79,6 +79,8 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit
         if judge:
             if judge.get("errored"):
                 facts.append("the judge itself failed (not the agent): upstream scored it 0.0")
+            if judge.get("judge") not in (None, "recorded"):
+                facts.append(f"judged by judge '{judge['judge']}' (scorelake rejudge), not the run's own")
             facts.append(f"judge's reason: {_short(judge.get('reason'), limit * 3)}")
             extra = json.loads(judge.get("extra_json") or "{}")
             facts += [f"{key}: {_short(json.dumps(value, ensure_ascii=False), limit)}" for key, value in extra.items()]
