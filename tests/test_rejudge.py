@@ -476,3 +476,19 @@ def test_show_under_a_judge_policy_gives_that_judges_reason_and_nl_verdicts(corp
     assert shown.exit_code == 0 and "judged by judge 'second'" in shown.stdout and "second opinion" in shown.stdout
     recorded = wh.evidence(MIXED, nl_scenario)
     assert recorded.judge["judge"] == "recorded" and recorded.judge["reason"] != "second opinion"
+
+
+# ---- on object storage ---------------------------------------------------------------------------
+
+def test_rejudge_and_rescore_on_object_storage(s3_warehouse, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # where an S3 warehouse's journal goes
+    wh = scorelake.open(s3_warehouse)
+    wh.ingest(REPO / "data" / "runs", prefect=False)
+    with JudgeServer(lambda p, n: GOOD) as server:
+        result = wh.rejudge("mended", url=server.url, only_errors=True, prefect=False)
+        assert len(server.requests) == 7
+    assert result["asked"] == 7 and result["without_call"] == {"copied": 39}
+    assert wh.rescore("mended", judge="mended", prefect=False)["scored"] == 46
+    assert wh.judge_errors(policy="mended").is_empty()
+    journals = list((tmp_path / "cache" / "scorelake" / "journal").rglob("*.jsonl"))
+    assert journals == []  # committed, then removed
