@@ -220,9 +220,10 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
     spec = JudgeSpec.model_validate_json(spec_json)
     with wh.writer_lock(COMMIT_LOCK_WAIT_S):
         prepare_for_writing(wh)
-        save_judge(wh, spec)
     recovered = commit_orphaned_journals(wh)
-    plan = plan_rejudge(wh, spec, run_ids, only_errors)
+    plan = plan_rejudge(wh, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
+    with wh.writer_lock(COMMIT_LOCK_WAIT_S):
+        save_judge(wh, spec)
     sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
     if plan.copied.height:
         commit_judgements(wh, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")

@@ -16,6 +16,7 @@ from scorelake._api import CheckResult, Evidence, Warehouse, open
 from scorelake.transforms.errors import (
     InvalidArgument,
     JudgeRefused,
+    JudgeUnavailable,
     NotFound,
     NothingFound,
     ScorelakeError,
@@ -25,5 +26,5 @@ from scorelake.transforms.errors import (
 
 __version__ = "0.1.0"
 
-__all__ = ["CheckResult", "Evidence", "InvalidArgument", "JudgeRefused", "NotFound", "NothingFound", "ScorelakeError",
+__all__ = ["CheckResult", "Evidence", "InvalidArgument", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",
            "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

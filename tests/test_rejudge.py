@@ -492,3 +492,30 @@ def test_rejudge_and_rescore_on_object_storage(s3_warehouse, tmp_path, monkeypat
     assert wh.judge_errors(policy="mended").is_empty()
     journals = list((tmp_path / "cache" / "scorelake" / "journal").rglob("*.jsonl"))
     assert journals == []  # committed, then removed
+
+
+def test_a_judge_that_is_down_is_given_up_on_and_asked_again_later(corpus):
+    wh, _, _ = corpus
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    result = runner.invoke(app, ["rejudge", "-j", "down", "--judge-url", url, "--retries", "1", "--backoff", "0",
+                                 "--concurrency", "4", "-w", wh.location])
+    assert result.exit_code == 1
+    assert "calls in a row unanswered after 2 attempts each (last: ConnectError" in result.stderr
+    stored = wh.sql("SELECT count(*) AS n, bool_and(judge_error) AS all_failed FROM judgements WHERE judge = 'down'")
+    assert 50 <= stored["n"][0] < 60 and stored["all_failed"][0]  # the rest were not asked
+    with JudgeServer(lambda p, n: GOOD, port=port) as server:
+        again = wh.rejudge("down", only_errors=True, prefect=False)
+        assert len(server.requests) == again["scope"] == again["asked"]
+    assert again["errors"] == 0
+
+
+def test_a_judge_url_that_is_not_http_is_refused_before_anything_is_asked(sample):
+    result = runner.invoke(app, ["rejudge", "-j", "typo", "--judge-url", "localhost:8000/v1/chat/completions",
+                                 "-w", sample.location])
+    assert result.exit_code == 2 and "--judge-url: not an http:// or https:// URL (got 'localhost:8000" in result.stderr
+    assert "typo" not in sample.judges()["judge"].to_list()

@@ -17,6 +17,17 @@ class NotFound(ScorelakeError, LookupError):
 class InvalidArgument(ScorelakeError, ValueError):
     """An argument that cannot be used as given."""
 
+    @classmethod
+    def of_validation(cls, exc, options: dict[str, str] | None = None) -> InvalidArgument:
+        """A pydantic ``ValidationError`` as the command line says it: the option (a field's name, or
+        ``options[name]``), what it takes and what it got."""
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        where = (options or {}).get(field) or field.replace("_", "-") or "value"
+        message = first["msg"].removeprefix("Value error, ")
+        got = f" (got {first['input']!r})" if not isinstance(first["input"], dict) else ""
+        return cls(f"--{where}: {message[0].lower()}{message[1:]}{got}")
+
 
 class WarehouseMissing(ScorelakeError, FileNotFoundError):
     """No warehouse at the location (or one that must be converted first): nothing to work on."""
@@ -44,3 +55,7 @@ class JudgeRefused(ScorelakeError):
     """The judge endpoint refused the key, or does not exist (401, 403, 404): nothing more is asked."""
 
     exit_code = 1
+
+
+class JudgeUnavailable(JudgeRefused):
+    """The judge left many calls in a row unanswered after their retries: it is down, asking stops."""

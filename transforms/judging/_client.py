@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator
 
 import orjson
 
-from scorelake.transforms.errors import JudgeRefused
+from scorelake.transforms.errors import JudgeRefused, JudgeUnavailable
 from scorelake.transforms.judging._upstream import error_judgement, http_error, judgement
 
 FATAL_STATUSES = {401: "the key was refused", 403: "the key may not use this endpoint or model",
@@ -32,6 +32,9 @@ class RetryPolicy:
     backoff_s: float = 0.5  # doubled per retry, with full jitter
     max_backoff_s: float = 30.0
     max_retry_after_s: float = 300.0  # a longer Retry-After is waited this long
+    # calls in a row left unanswered after their retries (at least twice the concurrency) that mean
+    # the judge is down, not flaky: asking the rest now would only wait out their retries
+    give_up_after: int = 50
 
     def delay(self, retry: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -58,6 +61,7 @@ class Answer:
     latency_ms: float
     attempts: int
     judged_at: datetime
+    unanswered: bool = False  # no usable reply after every retry (down, overloaded, timing out)
 
 
 @dataclass
@@ -66,6 +70,7 @@ class Tally:
     errors: int = 0
     retries: int = 0
     tokens: int = 0
+    unanswered_in_a_row: int = 0
     last_error: str | None = field(default=None)
 
 
@@ -106,7 +111,7 @@ async def _ask(client, call: Call, policy: RetryPolicy, tally: Tally) -> Answer:
     started, body = time.monotonic(), orjson.dumps(call.payload)
     url, timeout = _prepared(call.url, call.timeout)
     for attempt in range(1, policy.attempts + 1):
-        retry_after = None
+        retry_after, transient = None, True
         try:
             response = await client.post(url, content=body, timeout=timeout)
         except httpx.TimeoutException:
@@ -126,6 +131,7 @@ async def _ask(client, call: Call, policy: RetryPolicy, tally: Tally) -> Answer:
                               datetime.now(UTC))
             error = http_error(status, response.reason_phrase, call.url)
             if status != 429 and status < 500:  # the request's own fault: asking again gives the same
+                transient = False
                 break
             retry_after = _retry_after(response.headers.get("retry-after"))
         if attempt < policy.attempts:
@@ -133,7 +139,7 @@ async def _ask(client, call: Call, policy: RetryPolicy, tally: Tally) -> Answer:
             await asyncio.sleep(policy.delay(attempt - 1, retry_after))
     tally.last_error = error
     return Answer(call, error_judgement(error, call.nl_assertions), True, None, None,
-                  (time.monotonic() - started) * 1000, attempt, datetime.now(UTC))
+                  (time.monotonic() - started) * 1000, attempt, datetime.now(UTC), unanswered=transient)
 
 
 def _failed(result: dict) -> bool:
@@ -168,13 +174,20 @@ async def _ask_all(chunks: Iterator[list[Call]], api_key: str | None, concurrenc
         for _ in range(concurrency):
             await queue.put(_DONE)
 
+    give_up = max(policy.give_up_after, 2 * concurrency)
+
     async def work(client) -> None:
         while (call := await queue.get()) is not _DONE:
             answer = await _ask(client, call, policy, tally)
             tally.done += 1
             tally.errors += answer.errored
             tally.tokens += (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
+            tally.unanswered_in_a_row = tally.unanswered_in_a_row + 1 if answer.unanswered else 0
             on_answer(answer)
+            if tally.unanswered_in_a_row >= give_up:
+                raise JudgeUnavailable(f"the judge left {tally.unanswered_in_a_row} calls in a row unanswered after "
+                                       f"{policy.attempts} attempts each (last: {tally.last_error}): it is down, "
+                                       "so nothing more is asked now; those are stored as judge errors")
 
     verify = ssl.create_default_context(cafile=certifi.where())  # one for all clients: loading it takes 30 ms
     limits = httpx.Limits(max_connections=CONNECTIONS_PER_CLIENT, max_keepalive_connections=CONNECTIONS_PER_CLIENT)

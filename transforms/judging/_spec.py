@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.scoring import RECORDED
@@ -24,6 +24,10 @@ RUNNER_DEFAULTS = {"judge_url": "http://localhost:8000/v1/chat/completions",
                    "judge_model": "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", "judge_max_tokens": 100000,
                    "judge_temperature": 1.0, "judge_top_p": 0.95, "judge_seed": 42,
                    "judge_thinking_token_budget": None, "judge_timeout": 120.0, "judge_api_key_name": "JUDGE_API_KEY"}
+
+
+# The command line's names of the settings that are not --<setting>.
+OPTIONS = {"url": "judge-url", "model": "judge-model", "base": "from"}
 
 
 def text_hash(text: str) -> str:
@@ -45,15 +49,19 @@ class JudgeSpec(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     base: str | None = None  # --only-errors: the judge whose judgements it keeps where they did not fail
 
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("not an http:// or https:// URL")
+        return value
+
     @classmethod
     def checked(cls, **fields: Any) -> JudgeSpec:
         try:
             return cls(**fields)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = str(first["loc"][0]).replace("_", "-") if first["loc"] else "judge"
-            raise InvalidArgument(f"--{where}: {first['msg'][0].lower()}{first['msg'][1:]} "
-                                  f"(got {first['input']!r})") from None
+            raise InvalidArgument.of_validation(exc, OPTIONS) from None
 
     def identity(self) -> dict:
         """What its judgements depend on (the timeout and the key's variable do not)."""
@@ -126,6 +134,9 @@ def request(spec: JudgeSpec, run: RunJudge, stored_system_prompt: str, input_has
     if budget is not None:
         params["thinking_token_budget"] = budget
     url, model = pick(spec.url, run.url), pick(spec.model, run.model)
+    if not url.startswith(("http://", "https://")):
+        raise InvalidArgument(f"judge URL '{url}' (--judge-url, else the run's own run_args.json) is not an "
+                              "http:// or https:// URL")
     system_prompt = pick(spec.prompt, stored_system_prompt)
     keyed = {"url": url, "model": model, "params": params, "input": input_hash,
              "prompt": None if spec.prompt is None else text_hash(spec.prompt)}

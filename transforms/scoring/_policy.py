@@ -55,10 +55,7 @@ class Policy(BaseModel):
         try:
             policy = cls(**fields)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = str(first["loc"][0]).replace("_", "-") if first["loc"] else "policy"
-            got = f" (got {first['input']!r})" if not isinstance(first["input"], dict) else ""
-            raise InvalidArgument(f"--{where}: {first['msg'][0].lower()}{first['msg'][1:]}{got}") from None
+            raise InvalidArgument.of_validation(exc) from None
         return policy.model_copy(update={"name": name or f"policy-{policy.id[:8]}"})
 
     def content(self) -> dict:
