@@ -202,19 +202,18 @@ def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_
                        api_key=api_key_from(api_key_env), policy=retry, tally=tally, on_answer=on_answer)
 
 
-def _judge_progress(enabled: bool, tally: Tally) -> Progress:
-    stats = TextColumn("")
-    stats.text_format = "{task.fields[stats]}"
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), stats, TimeElapsedColumn(),
-                    disable=not enabled, transient=True)
+def _judge_progress(enabled: bool) -> Progress:
+    """Calls done of all, then errors, retries and tokens so far."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), disable=not enabled, transient=True)
 
 
 def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
             only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None,
             retry: RetryPolicy = RetryPolicy(), progress: bool = False) -> dict:
-    """Ask a judge about every stored judge input it has not judged (``only_errors``: only those
-    its base judge failed on), a batch at a time: ``run_batch`` is the Prefect task, or None to run
-    the batches here with a live progress bar."""
+    """Ask a judge about every stored judge input it has not judged (taking over its base judge's
+    judgements that did not fail; ``only_errors``: its own failed ones asked again too), a batch at a
+    time: ``run_batch`` is the Prefect task, or None to run the calls here with a live progress bar."""
     wh = Store(warehouse)
     wh.require()
     spec = JudgeSpec.model_validate_json(spec_json)
@@ -222,20 +221,9 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
         prepare_for_writing(wh)
     recovered = commit_orphaned_journals(wh)
     plan = plan_rejudge(wh, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
-    with wh.writer_lock(COMMIT_LOCK_WAIT_S):
-        save_judge(wh, spec)
-    sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
-    if plan.copied.height:
-        commit_judgements(wh, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
-    result = BatchResult()
-    tally = Tally()
-    # A Prefect task per batch; in-process one stream of calls (each batch's last calls leave the
-    # concurrency idle while they finish)
-    size = JUDGE_BATCH if run_batch is not None else max(plan.todo.height, 1)
-    batches = [plan.todo.slice(i, size) for i in range(0, plan.todo.height, size)]
-    with _judge_progress(progress, tally) as bar:
+    result, tally = BatchResult(), Tally()
+    with _judge_progress(progress) as bar:
         job = bar.add_task(f"judge {spec.name}", total=plan.todo.height, stats="")
-
         shown = [0.0]
 
         def advanced() -> None:  # ten times a second at most: a redraw per answer costs the calls their pace
@@ -244,16 +232,31 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
                 bar.update(job, completed=tally.done, stats=f"{tally.errors} errors, {tally.retries} retries, "
                                                             f"{tally.tokens:,} tokens")
 
-        for index, batch in enumerate(batches):
-            if run_batch is None:
-                done = rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, tally, advanced)
-            else:
-                done = run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index)
+        def add(done: BatchResult) -> None:
             for name in ("judged", "errors", "retries", "tokens"):
                 setattr(result, name, getattr(result, name) + getattr(done, name))
             result.error_samples = (result.error_samples + done.error_samples)[:3]
             if done.refused:
-                raise JudgeRefused(f"{done.refused}; {result.judged} judgements made before it are kept")
+                raise JudgeRefused(f"{done.refused}; {result.judged} judgements made before it are kept"
+                                   if result.judged else done.refused)
+
+        # One call first: a refused key or a wrong URL stops the command here, with nothing stored.
+        if plan.todo.height:
+            add(rejudge_job(warehouse, spec_json, plan.todo.head(1), 1, api_key_env, retry, tally, advanced))
+        with wh.writer_lock(COMMIT_LOCK_WAIT_S):
+            save_judge(wh, spec)
+        if plan.copied.height:
+            commit_judgements(wh, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
+        # A Prefect task per batch; in-process one stream of calls (each batch's last calls leave the
+        # concurrency idle while they finish)
+        rest = plan.todo.slice(1)
+        size = JUDGE_BATCH if run_batch is not None else max(rest.height, 1)
+        for index, batch in enumerate(rest.slice(i, size) for i in range(0, rest.height, size)):
+            if run_batch is None:
+                add(rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, tally, advanced))
+            else:
+                add(run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index))
+    sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
     return {"warehouse": wh.location, "judge": spec.name, "settings": spec.describe(), "scope": plan.scope,
             "judged_already": plan.judged_already, "without_call": dict(sources), "asked": result.judged,
             "errors": result.errors, "retries": result.retries, "tokens": result.tokens, "recovered": recovered,

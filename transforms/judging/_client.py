@@ -13,7 +13,7 @@ import email.utils
 import functools
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Callable, Iterable, Iterator
 
@@ -71,7 +71,7 @@ class Tally:
     retries: int = 0
     tokens: int = 0
     unanswered_in_a_row: int = 0
-    last_error: str | None = field(default=None)
+    last_error: str | None = None
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -25,7 +25,6 @@ from scorelake.transforms.pipeline._rejudge import (
     find_judge,
     judge_batch,
     judged_by,
-    missing_judgements,
     plan_rejudge,
     policies_using,
     recorded_judgements,
@@ -35,7 +34,7 @@ from scorelake.transforms.pipeline._rejudge import (
 from scorelake.transforms.pipeline._rescore import require_judged, rescore, score_and_count
 
 __all__ = ["COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
-           "commit_orphaned_journals", "define_judge", "find_judge", "judge_batch", "judged_by", "missing_judgements",
+           "commit_orphaned_journals", "define_judge", "find_judge", "judge_batch", "judged_by",
            "plan_rejudge", "policies_using", "recorded_judgements", "save_judge", "stored_judges",
            "IngestPlan", "IngestedRun", "SessionReport", "check_policy", "commit_ingested", "group_runs", "find_policy",
            "ingest_session", "migrate", "plan_ingest", "prepare_for_writing", "record_refusals", "require_judged", "rescore",

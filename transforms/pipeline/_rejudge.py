@@ -3,8 +3,8 @@
 A judge's judgements are rows of ``judgements``; the runs' own ``judge_result.json`` are the built-in
 judge ``recorded``. ``rejudge`` asks a judge about every stored input it has not judged (so a
 second run of the same command sends nothing), reuses the answer of any identical request made
-before (the cache: ``request_key``), and commits answers a batch at a time through a journal (see
-``judging._journal``).
+before (the cache: ``request_key``), and journals every answer as it arrives, committing them every
+``COMMIT_EVERY`` (see ``judging._journal``).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def policies_using(wh: Store, judge: str) -> list[str]:
 def stored_inputs(wh: Store, runs: pl.DataFrame) -> pl.LazyFrame:
     """The askable judge inputs of the runs' committed generations, keyed, with what a request needs
     (but the texts: those are read a chunk at a time when asked, see ``_calls``)."""
-    scenarios = wh.scan("scenarios", runs).select("run_id", "scenario_name", "invocation_index", "domain")
+    scenarios = wh.scan("scenarios", runs).select("run_id", "scenario_name", "invocation_index")
     return (wh.scan("judge_inputs", runs).filter(pl.col("askable"))
             .select(*KEY, "nl_assertions").join(scenarios, on=["run_id", "scenario_name"]))
 
@@ -131,13 +131,6 @@ def judged_by(wh: Store, judge: str, runs: pl.DataFrame) -> pl.LazyFrame:
     inputs = wh.scan("judge_inputs", runs).select(*KEY)
     return latest(wh, judge).join(inputs, on=KEY, how="semi").select(*KEY, "score", "errored", "nl_passed",
                                                                      "nl_total")
-
-
-def missing_judgements(wh: Store, judge: str, runs: pl.DataFrame) -> int:
-    """Stored askable inputs of ``runs`` the judge has not judged."""
-    if judge == RECORDED:
-        return 0
-    return stored_inputs(wh, runs).join(judged_by(wh, judge, runs), on=KEY, how="anti").select(pl.len()).collect().item()
 
 
 def _copied(rows: pl.DataFrame, judge: str, source: str) -> pl.DataFrame:
