@@ -522,3 +522,53 @@ def test_a_judge_url_that_is_not_http_is_refused_before_anything_is_asked(sample
                                  "-w", sample.location])
     assert result.exit_code == 2 and "--judge-url: not an http:// or https:// URL (got 'localhost:8000" in result.stderr
     assert "typo" not in sample.judges()["judge"].to_list()
+
+
+def test_a_dropped_connection_is_retried(sample):
+    """A judge that closes the connection without answering (the first request of each input), then answers."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    seen: dict[bytes, int] = {}
+    reply = completion('{"score": 0.93, "reason": "after a drop"}')
+
+    def serve(conn) -> None:
+        with conn:
+            while True:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, body = data.split(b"\r\n\r\n", 1)
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                key = json.loads(body)["messages"][1]["content"].encode()
+                seen[key] = seen.get(key, 0) + 1
+                if seen[key] == 1:
+                    return  # dropped: closed with no answer
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             + f"Content-Length: {len(reply)}\r\n\r\n".encode() + reply)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1/chat/completions"
+    try:
+        result = sample.rejudge("dropped", url=url, runs=[BASELINE], backoff=0, prefect=False)
+    finally:
+        listener.close()
+    assert result["asked"] == 14 and result["errors"] == 0 and result["retries"] == 14
+    assert set(sample.sql("SELECT reason FROM judgements WHERE judge = 'dropped'")["reason"]) == {"after a drop"}
