@@ -572,3 +572,18 @@ def test_a_dropped_connection_is_retried(sample):
         listener.close()
     assert result["asked"] == 14 and result["errors"] == 0 and result["retries"] == 14
     assert set(sample.sql("SELECT reason FROM judgements WHERE judge = 'dropped'")["reason"]) == {"after a drop"}
+
+
+def test_run_judge_settings_come_from_the_invocation_with_upstreams_defaults():
+    from scorelake.transforms.judging import run_judge
+
+    args = {"invocations": [{"parsed_args": {"judge_model": "first", "judge_seed": 1}},
+                            {"parsed_args": {"judge_model": "second", "judge_timeout": "soon",
+                                             "judge_thinking_token_budget": 512}}]}
+    first, second = run_judge(json.dumps(args), 0), run_judge(json.dumps(args), 1)
+    assert (first.model, first.seed, first.max_tokens, first.temperature, first.top_p, first.timeout) == (
+        "first", 1, 100000, 1.0, 0.95, 120.0)
+    assert (second.model, second.seed, second.thinking_token_budget, second.timeout) == ("second", 42, 512, 120.0)
+    legacy = run_judge(json.dumps({"judge_url": "http://judge/v1/chat/completions"}), 0)  # a bare namespace
+    assert legacy.url == "http://judge/v1/chat/completions"
+    assert run_judge("not json", 0).url == "http://localhost:8000/v1/chat/completions"

@@ -23,9 +23,7 @@ from scorelake.transforms.scoring import RECORDED
 RUNNER_DEFAULTS = {"judge_url": "http://localhost:8000/v1/chat/completions",
                    "judge_model": "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", "judge_max_tokens": 100000,
                    "judge_temperature": 1.0, "judge_top_p": 0.95, "judge_seed": 42,
-                   "judge_thinking_token_budget": None, "judge_timeout": 120.0, "judge_api_key_name": "JUDGE_API_KEY"}
-
-
+                   "judge_thinking_token_budget": None, "judge_timeout": 120.0}
 # The command line's names of the settings that are not --<setting>.
 OPTIONS = {"url": "judge-url", "model": "judge-model", "base": "from"}
 
@@ -64,7 +62,7 @@ class JudgeSpec(BaseModel):
             raise InvalidArgument.of_validation(exc, OPTIONS) from None
 
     def identity(self) -> dict:
-        """What its judgements depend on (the timeout and the key's variable do not)."""
+        """What its judgements depend on (all but its name and the timeout)."""
         return self.model_dump(exclude={"name", "timeout"})
 
     def describe(self) -> str:
@@ -103,10 +101,13 @@ def run_judge(run_args_json: str | None, invocation: int) -> RunJudge:
     entry = invocations[min(invocation, len(invocations) - 1)] if invocations else {}
     parsed = entry.get("parsed_args", entry) if isinstance(entry, dict) else {}
     args = {k: parsed.get(k, v) if isinstance(parsed, dict) else v for k, v in RUNNER_DEFAULTS.items()}
+    timeout = args["judge_timeout"]
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        timeout = RUNNER_DEFAULTS["judge_timeout"]  # upstream's argparse would not have let it through
     return RunJudge(url=str(args["judge_url"] or ""), model=str(args["judge_model"] or ""),
                     max_tokens=args["judge_max_tokens"], temperature=args["judge_temperature"],
                     top_p=args["judge_top_p"], seed=args["judge_seed"],
-                    thinking_token_budget=args["judge_thinking_token_budget"], timeout=args["judge_timeout"])
+                    thinking_token_budget=args["judge_thinking_token_budget"], timeout=float(timeout))
 
 
 @dataclass(frozen=True)
@@ -141,4 +142,4 @@ def request(spec: JudgeSpec, run: RunJudge, stored_system_prompt: str, input_has
     keyed = {"url": url, "model": model, "params": params, "input": input_hash,
              "prompt": None if spec.prompt is None else text_hash(spec.prompt)}
     key = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:32]
-    return Request(url, model, params, system_prompt, float(pick(spec.timeout, run.timeout)), key)
+    return Request(url, model, params, system_prompt, pick(spec.timeout, run.timeout), key)
