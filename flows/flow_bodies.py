@@ -116,9 +116,12 @@ class InProcess:
         pass  # the command line prints every report itself
 
 
-def _progress(enabled: bool) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    disable=not enabled, transient=True)
+def _progress(enabled: bool, *columns) -> Progress:
+    """A bar on stderr (where the commands ask whether there is a terminal), gone when done."""
+    from rich.console import Console
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), *columns,
+                    TimeElapsedColumn(), console=Console(stderr=True), disable=not enabled, transient=True)
 
 
 # ---- the flow bodies ------------------------------------------------------------------------------
@@ -202,12 +205,6 @@ def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_
                        api_key=api_key_from(api_key_env), policy=retry, tally=tally, on_answer=on_answer)
 
 
-def _judge_progress(enabled: bool) -> Progress:
-    """Calls done of all, then errors, retries and tokens so far."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), disable=not enabled, transient=True)
-
-
 def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
             only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None,
             retry: RetryPolicy = RetryPolicy(), progress: bool = False) -> dict:
@@ -222,7 +219,7 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
     recovered = commit_orphaned_journals(wh)
     plan = plan_rejudge(wh, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
     result, tally = BatchResult(), Tally()
-    with _judge_progress(progress) as bar:
+    with _progress(progress, TextColumn("{task.fields[stats]}")) as bar:  # errors, retries, tokens
         job = bar.add_task(f"judge {spec.name}", total=plan.todo.height, stats="")
         shown = [0.0]
 

@@ -587,3 +587,31 @@ def test_run_judge_settings_come_from_the_invocation_with_upstreams_defaults():
     legacy = run_judge(json.dumps({"judge_url": "http://judge/v1/chat/completions"}), 0)  # a bare namespace
     assert legacy.url == "http://judge/v1/chat/completions"
     assert run_judge("not json", 0).url == "http://localhost:8000/v1/chat/completions"
+
+
+def test_the_progress_bar_shows_calls_errors_retries_and_tokens_on_a_terminal(sample):
+    import pty
+
+    def script(payload, n):
+        return Reply(status=503) if n == 0 else Reply(content='{"score": 0.9}', delay=0.05)
+
+    with JudgeServer(script) as server:
+        primary, secondary = pty.openpty()
+        env = {**os.environ, "PREFECT_API_URL": "", "COLUMNS": "160", "TERM": "xterm"}
+        process = subprocess.Popen([sys.executable, "-m", "scorelake", "rejudge", "-j", "shown", "--judge-url",
+                                    server.url, "--concurrency", "2", "--backoff", "0", "-w", sample.location],
+                                   env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=secondary)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the command ended and closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert process.wait(timeout=120) == 0
+        os.close(primary)
+    text = shown.decode(errors="replace")
+    assert "judge shown" in text and "/46" in text and " retries, " in text and " tokens" in text
