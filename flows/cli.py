@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sys
 from enum import StrEnum
@@ -84,6 +85,9 @@ def command(*args, **kwargs) -> Callable:
                 return fn(*a, **kw)
             except ScorelakeError as exc:
                 fail(str(exc), exc.exit_code)
+            except BrokenPipeError:  # the reader of the output went away (`| head`): nothing to say
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+                raise typer.Exit(1) from None
             except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
                 fail(os_error_text(exc), 1)
 

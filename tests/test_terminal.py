@@ -92,3 +92,14 @@ def test_a_table_too_wide_is_split_and_a_key_too_long_becomes_records(monkeypatc
     assert all(len(line) <= 50 for line in records)
     assert "".join(line.split()[-1] for line in records[:-1]) == "x" * 70  # folded, not cut
     assert records[-1].split() == ["a", "1"]
+
+
+def test_output_cut_short_by_its_reader_ends_quietly(warehouse):
+    """`scorelake rates | head -2`: the reader goes away; no error message, no traceback."""
+    import subprocess
+    import sys
+
+    command = f"{sys.executable} -m scorelake rates -w {warehouse} | head -2"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    assert len(done.stdout.splitlines()) == 2
+    assert done.stderr == "", done.stderr
