@@ -197,12 +197,11 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
 
 
 def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
-                retry: RetryPolicy, tally: Tally | None = None,
-                on_answer: Callable[[], None] = lambda: None) -> BatchResult:
+                retry: RetryPolicy, on_answer: Callable[[Tally], None] = lambda tally: None) -> BatchResult:
     """Ask the judge about one batch of stored inputs and commit its answers (the key is read here,
     never passed as a parameter a flow run would record)."""
     return judge_batch(Store(warehouse), JudgeSpec.model_validate_json(spec_json), keys, concurrency=concurrency,
-                       api_key=api_key_from(api_key_env), policy=retry, tally=tally, on_answer=on_answer)
+                       api_key=api_key_from(api_key_env), policy=retry, on_answer=on_answer)
 
 
 def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
@@ -218,28 +217,30 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
         prepare_for_writing(wh)
     recovered = commit_orphaned_journals(wh)
     plan = plan_rejudge(wh, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
-    result, tally = BatchResult(), Tally()
+    total, samples = Tally(), []  # of the batches done
     with _progress(progress, TextColumn("{task.fields[stats]}")) as bar:  # errors, retries, tokens
         job = bar.add_task(f"judge {spec.name}", total=plan.todo.height, stats="")
         shown = [0.0]
 
-        def advanced() -> None:  # ten times a second at most: a redraw per answer costs the calls their pace
-            if time.monotonic() - shown[0] >= 0.1 or tally.done == plan.todo.height:
+        def advanced(batch: Tally) -> None:  # ten times a second at most: a redraw per answer costs the calls their pace
+            done = total.done + batch.done
+            if time.monotonic() - shown[0] >= 0.1 or done == plan.todo.height:
                 shown[0] = time.monotonic()
-                bar.update(job, completed=tally.done, stats=f"{tally.errors} errors, {tally.retries} retries, "
-                                                            f"{tally.tokens:,} tokens")
+                bar.update(job, completed=done, stats=f"{total.errors + batch.errors} errors, "
+                                                      f"{total.retries + batch.retries} retries, "
+                                                      f"{total.tokens + batch.tokens:,} tokens")
 
-        def add(done: BatchResult) -> None:
-            for name in ("judged", "errors", "retries", "tokens"):
-                setattr(result, name, getattr(result, name) + getattr(done, name))
-            result.error_samples = (result.error_samples + done.error_samples)[:3]
-            if done.refused:
-                raise JudgeRefused(f"{done.refused}; {result.judged} judgements made before it are kept"
-                                   if result.judged else done.refused)
+        def add(batch: BatchResult) -> None:
+            for name in ("done", "errors", "retries", "tokens"):
+                setattr(total, name, getattr(total, name) + getattr(batch.tally, name))
+            samples[:] = (samples + batch.error_samples)[:3]
+            if batch.refused:
+                raise JudgeRefused(f"{batch.refused}; {total.done} judgements made before it are kept"
+                                   if total.done else batch.refused)
 
         # One call first: a refused key or a wrong URL stops the command here, with nothing stored.
         if plan.todo.height:
-            add(rejudge_job(warehouse, spec_json, plan.todo.head(1), 1, api_key_env, retry, tally, advanced))
+            add(rejudge_job(warehouse, spec_json, plan.todo.head(1), 1, api_key_env, retry, advanced))
         with wh.writer_lock(COMMIT_LOCK_WAIT_S):
             save_judge(wh, spec)
         if plan.copied.height:
@@ -250,11 +251,11 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
         size = JUDGE_BATCH if run_batch is not None else max(rest.height, 1)
         for index, batch in enumerate(rest.slice(i, size) for i in range(0, rest.height, size)):
             if run_batch is None:
-                add(rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, tally, advanced))
+                add(rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, advanced))
             else:
                 add(run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index))
     sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
     return {"warehouse": wh.location, "judge": spec.name, "settings": spec.describe(), "scope": plan.scope,
-            "judged_already": plan.judged_already, "without_call": dict(sources), "asked": result.judged,
-            "errors": result.errors, "retries": result.retries, "tokens": result.tokens, "recovered": recovered,
-            "error_samples": result.error_samples}
+            "judged_already": plan.judged_already, "without_call": dict(sources), "asked": total.done,
+            "errors": total.errors, "retries": total.retries, "tokens": total.tokens, "recovered": recovered,
+            "error_samples": samples}

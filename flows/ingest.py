@@ -76,8 +76,8 @@ def rescore_task(warehouse: str, policy_name: str, policy_spec: str, run_ids: li
 def rejudge_batch_task(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
                        retry: RetryPolicy, index: int = 0) -> BatchResult:
     result = rejudge_job(warehouse, spec_json, keys, concurrency, api_key_env, retry)
-    get_run_logger().info("batch %d: %d judged, %d errors, %d retries", index, result.judged, result.errors,
-                          result.retries)
+    get_run_logger().info("batch %d: %d judged, %d errors, %d retries", index, result.tally.done,
+                          result.tally.errors, result.tally.retries)
     return result
 
 

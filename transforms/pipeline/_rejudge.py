@@ -162,12 +162,7 @@ def plan_rejudge(wh: Store, spec: JudgeSpec, run_ids: list[str] | None, only_err
     """What a rejudge does: every stored askable input of the runs the judge has not judged is asked,
     unless its base judge (if any) judged it without failing (then that judgement is taken over) or an
     identical request was answered before (the cache); ``only_errors`` asks its failed ones again."""
-    runs = wh.committed_runs()
-    if run_ids:
-        unknown = sorted(set(run_ids) - set(runs["run_id"]))
-        if unknown:
-            raise NotFound(f"not in the warehouse: {', '.join(unknown)}")
-        runs = runs.filter(pl.col("run_id").is_in(run_ids))
+    runs = wh.committed_runs(run_ids)
     inputs = stored_inputs(wh, runs).collect()
     own = latest(wh, spec.name).join(inputs.lazy().select(KEY), on=KEY, how="semi").select(*KEY, "errored").collect()
     fresh = inputs.join(own, on=KEY, how="anti")
@@ -230,10 +225,7 @@ def _cached(wh: Store, todo: pl.DataFrame, judge: str) -> pl.DataFrame:
 
 @dataclass
 class BatchResult:
-    judged: int = 0
-    errors: int = 0
-    retries: int = 0
-    tokens: int = 0
+    tally: Tally = field(default_factory=Tally)  # calls answered, errors, retries, tokens
     refused: str | None = None  # the endpoint refused: nothing more was asked
     error_samples: list[str] = field(default_factory=list)
 
@@ -329,31 +321,28 @@ class _Committer:
 
 
 def judge_batch(wh: Store, spec: JudgeSpec, keys: pl.DataFrame, *, concurrency: int, api_key: str | None,
-                policy: RetryPolicy = RetryPolicy(), tally: Tally | None = None,
-                on_answer: Callable[[], None] = lambda: None) -> BatchResult:
+                policy: RetryPolicy = RetryPolicy(),
+                on_answer: Callable[[Tally], None] = lambda tally: None) -> BatchResult:
     """Ask the judge about a batch of stored inputs (``keys``: KEY, invocation_index, nl_assertions),
-    journal every answer as it arrives, commit them as they add up."""
-    tally = tally or Tally()
+    journal every answer as it arrives, commit them as they add up; ``on_answer`` gets the batch's
+    tally after each answer."""
     requests: dict = {}
     committer, result = _Committer(wh, spec.name), BatchResult()
-    start = (tally.done, tally.errors, tally.retries, tally.tokens)
 
     def keep(answer) -> None:
         row = answer_row(spec.name, answer, requests.pop(answer.call.key))
         committer.add(row)
         if answer.errored and len(result.error_samples) < 3:
             result.error_samples.append(row["reason"])
-        on_answer()
+        on_answer(result.tally)
 
     try:
         ask_all(_calls(wh, spec, keys, requests), api_key=api_key, concurrency=concurrency, on_answer=keep,
-                policy=policy, tally=tally)
+                policy=policy, tally=result.tally)
     except JudgeRefused as refused:
         result.refused = str(refused)
     finally:
         committer.close()
-    result.judged, result.errors, result.retries, result.tokens = (
-        now - before for now, before in zip((tally.done, tally.errors, tally.retries, tally.tokens), start))
     return result
 
 

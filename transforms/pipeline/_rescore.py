@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
-from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
 from scorelake.transforms.pipeline._rejudge import KEY, judged_by, stored_inputs
 from scorelake.transforms.scoring import SCENARIO_FACTS, Policy, as_scores, rate_counts, with_scores
@@ -79,13 +79,7 @@ def require_judged(wh: Store, policy: Policy, run_ids: list[str] | None) -> None
 
 
 def _runs_in_scope(wh: Store, run_ids: list[str] | None) -> pl.DataFrame:
-    runs = wh.committed_runs()
-    if run_ids:
-        missing = sorted(set(run_ids) - set(runs["run_id"]))
-        if missing:
-            raise NotFound(f"not in the warehouse: {', '.join(missing)}")
-        runs = runs.filter(pl.col("run_id").is_in(run_ids))
-    return runs.filter(pl.col("n_scenarios") > 0)
+    return wh.committed_runs(run_ids).filter(pl.col("n_scenarios") > 0)
 
 
 def rescore(wh: Store, policy: Policy, run_ids: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS, empty_frame
-from scorelake.transforms.errors import WarehouseMissing
+from scorelake.transforms.errors import NotFound, WarehouseMissing
 
 TABLES = tuple(SCHEMAS)
 # Rows keyed by (run_id, generation): visible while their generation is the run's committed one.
@@ -184,10 +184,17 @@ class Tables:
         self.commit("runs", write)
         return read["current"]
 
-    def committed_runs(self) -> pl.DataFrame:
-        """Each run's committed row (should two writers have committed one run at once: the newer)."""
-        return (self.read("runs").collect().sort("generation", descending=True)
+    def committed_runs(self, run_ids: list[str] | None = None) -> pl.DataFrame:
+        """Each run's committed row (should two writers have committed one run at once: the newer), of
+        ``run_ids`` only when given (``NotFound`` naming any the warehouse does not hold)."""
+        runs = (self.read("runs").collect().sort("generation", descending=True)
                 .unique("run_id", keep="first", maintain_order=True).sort("run_id"))
+        if run_ids:
+            missing = sorted(set(run_ids) - set(runs["run_id"]))
+            if missing:
+                raise NotFound(f"not in the warehouse: {', '.join(missing)}")
+            runs = runs.filter(pl.col("run_id").is_in(run_ids))
+        return runs
 
     def scan(self, table: str, runs: pl.DataFrame) -> pl.LazyFrame:
         """The visible rows of ``table`` for the given committed runs. The run_id filter reaches into
