@@ -90,8 +90,8 @@ INGEST = SEQUENTIAL + """
     from scorelake.flows.flow_bodies import ingest
     start = time.perf_counter()
     report = ingest(Sequential(), runs_dirs=[{store!r}], warehouse={warehouse!r})
-    result["ingested"] = len(report["ingested"])
-    result["unchanged"] = len(report["unchanged"])
+    result.ingested = len(report.ingested)
+    result.unchanged = len(report.unchanged)
 """
 
 RESCORE = SEQUENTIAL + """
@@ -100,7 +100,7 @@ RESCORE = SEQUENTIAL + """
     start = time.perf_counter()
     policy = Policy(name="bench-{tag}", judge_threshold={threshold}, min_agent_turns=5, strict_match=True)
     report = rescore_policies(Sequential(), warehouse={warehouse!r}, policy_specs=[policy.spec_json()])
-    result["scenarios"] = report["scored"][policy.name]
+    result["scenarios"] = report.scored[policy.name]
 """
 
 NAIVE_RESCORE = """
@@ -164,7 +164,7 @@ VIEW_DATABASE = "con = duckdb.connect({db!r}, read_only=True)"
 VIEW_PAGES = """
     import scorelake
     from starlette.testclient import TestClient
-    from scorelake.flows._web import make_app
+    from scorelake.web import make_app
     wh = scorelake.open({warehouse!r})
     run = wh.runs()["run_id"][-1]
     failed = wh.run_scenarios(run, failed_only=True, limit=1)["scenario_name"][0]

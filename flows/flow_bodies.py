@@ -2,8 +2,8 @@
 bodies, which fan the tasks out through a ``Fanout``.
 
 ``InProcess`` runs the tasks on a local thread or process pool (no orchestrator: what a one-shot
-command uses when no Prefect API is configured); ``flows.ingest`` wraps the same functions as Prefect
-tasks and flows. Either way a task handles a whole session or a whole policy, never a scenario, and
+command uses when no Prefect API is configured); ``flows.prefect_flows`` wraps the same functions as
+Prefect tasks and flows. Either way a task handles a whole session or a whole policy, never a scenario, and
 the writer lock, the commit protocol and the progress bar are the same. Ingest tasks read and score;
 the flow commits their results a batch of sessions at a time (a handful of Delta commits per batch,
 not per session).
@@ -44,6 +44,10 @@ from scorelake.transforms.pipeline import (
     save_policy,
     stored_policies,
 )
+from scorelake.transforms.pipeline import (
+    migrate as convert_legacy,
+)
+from scorelake.transforms.results import IngestResult, Refusal, Regrouped, RejudgeResult, RescoreResult
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
 from scorelake.transforms.warehouse import Store
@@ -67,6 +71,36 @@ def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
                        run_ids: list[str] | None) -> tuple[str, int]:
     """Score every stored run (or ``run_ids``) under one policy: its name and the scenarios scored."""
     return policy_name, rescore(Store(warehouse), Policy.from_spec_json(policy_spec), run_ids)
+
+
+# ---- upkeep: each under the writer lock -----------------------------------------------------------
+
+def prepare(store: Store) -> None:
+    """The tables of this scorelake declared (a warehouse written by an older one lacks some)."""
+    with store.writer_lock(COMMIT_LOCK_WAIT_S):
+        prepare_for_writing(store)
+
+
+def migrate(store: Store) -> Path | None:
+    """Convert a warehouse of the former table format to Delta tables: where the former files were
+    kept, or None when there was nothing to convert."""
+    if store.legacy_tables() is None:
+        return None
+    with store.writer_lock():
+        if store.legacy_tables() is None:  # converted by another process meanwhile
+            return None
+        kept = convert_legacy(store)
+        store.build_views()
+    return kept
+
+
+def compact(store: Store) -> None:
+    """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""
+    store.require()
+    with store.writer_lock():
+        prepare_for_writing(store)
+        store.compact()
+        store.build_views()
 
 
 # ---- fan-out ------------------------------------------------------------------------------------
@@ -127,7 +161,7 @@ def _progress(enabled: bool, *columns) -> Progress:
 # ---- the flow bodies ------------------------------------------------------------------------------
 
 def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | None = None, force: bool = False,
-           progress: bool = False, group: str | None = None) -> dict:
+           progress: bool = False, group: str | None = None) -> IngestResult:
     """Ingest new or changed runs under ``runs_dirs`` into the warehouse and refresh its views.
 
     ``group`` names the system the runs are trials of (pass^k); by default voice-agent sessions
@@ -153,7 +187,7 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
             calls = [(s.run_id, str(s.path), s.kind, s.group, specs) for s in plan.todo]
             for ingested in fanout.run(ingest_session_job, calls):
-                reports.append(ingested.report.__dict__)
+                reports.append(ingested.report)
                 pending.append(ingested)
                 if sum(r.report.scenarios for r in pending) >= COMMIT_BATCH_SCENARIOS:
                     commit_ingested(wh, pending)
@@ -165,17 +199,13 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         if plan.todo:
             wh.compact_if_fragmented()
         wh.build_views()
-    return {
-        "warehouse": wh.location,
-        "ingested": sorted(reports, key=lambda r: r["run_id"]),
-        "unchanged": [s.run_id for s in plan.unchanged],
-        "regrouped": [{"run_id": s.run_id, "group": s.group} for s in plan.regroup],
-        "refused": [{"path": printable(str(s.path)), "reason": reason} for s, reason in plan.refused],
-    }
+    return IngestResult(wh.location, sorted(reports, key=lambda r: r.run_id), [s.run_id for s in plan.unchanged],
+                        [Regrouped(s.run_id, s.group) for s in plan.regroup],
+                        [Refusal(printable(str(s.path)), reason) for s, reason in plan.refused])
 
 
 def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs: list[str] | None = None,
-                     run_ids: list[str] | None = None) -> dict:
+                     run_ids: list[str] | None = None) -> RescoreResult:
     """Re-score stored runs from the tables alone under the given policies (JSON specs; default: every
     stored policy). A new policy is stored once all its scores are written: it appears whole."""
     wh = Store(warehouse)
@@ -192,8 +222,7 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
                 wh.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
         wh.compact_if_fragmented()
         wh.build_views()
-    return {"warehouse": wh.location, "scored": scored}
-
+    return RescoreResult(wh.location, scored)
 
 
 def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
@@ -205,14 +234,15 @@ def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_
 
 
 def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
-            only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None,
-            retry: RetryPolicy = RetryPolicy(), progress: bool = False) -> dict:
+            only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
+            backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
     """Ask a judge about every stored judge input it has not judged (taking over its base judge's
     judgements that did not fail; ``only_errors``: its own failed ones asked again too), a batch at a
     time: ``run_batch`` is the Prefect task, or None to run the calls here with a live progress bar."""
     wh = Store(warehouse)
     wh.require()
     spec = JudgeSpec.model_validate_json(spec_json)
+    retry = RetryPolicy(attempts=retries + 1, backoff_s=backoff)
     with wh.writer_lock(COMMIT_LOCK_WAIT_S):
         prepare_for_writing(wh)
     recovered = commit_orphaned_journals(wh)
@@ -255,7 +285,14 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
             else:
                 add(run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index))
     sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
-    return {"warehouse": wh.location, "judge": spec.name, "settings": spec.describe(), "scope": plan.scope,
-            "judged_already": plan.judged_already, "without_call": dict(sources), "asked": total.done,
-            "errors": total.errors, "retries": total.retries, "tokens": total.tokens, "recovered": recovered,
-            "error_samples": samples}
+    return RejudgeResult(wh.location, spec.name, spec.describe(), plan.scope, plan.judged_already, dict(sources),
+                         total.done, total.errors, total.retries, total.tokens, recovered, samples)
+
+
+def run_in_process(flow: str, task_runner: str = "threads", **args):
+    """The flow ``flow`` (ingest, rescore, rejudge) run here: its body, the tasks on a local pool."""
+    if flow == "ingest":
+        return ingest(InProcess(task_runner), **args)
+    if flow == "rescore":
+        return rescore_policies(InProcess(task_runner), **args)
+    return rejudge(None, **args)

@@ -1,4 +1,4 @@
-"""Where a write command's flow runs: in this process, or as Prefect flow runs.
+"""Where a write command's flow runs, in this process or as Prefect flow runs: the one place that chooses.
 
 Prefect 3 has no supported serverless mode (PrefectHQ/prefect#15927): a flow called with no API
 configured starts a temporary local server, 10-20 s per command and a start-up timeout a first
@@ -92,3 +92,32 @@ def prepare_prefect(orchestration: Orchestration, verbose: bool, say) -> None:
         os.environ.setdefault(f"PREFECT_SERVER_SERVICES_{service}_ENABLED", "false")
     say("starting a temporary local Prefect server (no PREFECT_API_URL is configured); its first start on a "
         "machine creates its database and can take a minute; set PREFECT_API_URL to use a running server")
+
+
+def run(flow: str, prefect: bool | None, verbose: bool, say, task_runner: str = "threads",
+        dask_address: str | None = None, **args) -> tuple[object, Orchestration]:
+    """Run the flow ``flow`` (ingest, rescore, rejudge) with ``args``, where ``orchestrate`` decides:
+    its result, and how it ran."""
+    chosen = orchestrate(prefect, task_runner, verbose, say)
+    if chosen.prefect:
+        from scorelake.flows.prefect_flows import run_flow
+
+        return run_flow(flow, task_runner, dask_address, **args), chosen
+    from scorelake.flows.flow_bodies import run_in_process
+
+    return run_in_process(flow, task_runner, **args), chosen
+
+
+def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None,
+          verbose: bool, say) -> None:
+    """Serve the scheduled refresh as a Prefect deployment: it needs a running Prefect server."""
+    from scorelake.transforms.errors import InvalidArgument
+
+    chosen = orchestrate(True, "threads", verbose, say)
+    if not chosen.api_url:  # a temporary server has no scheduler (Prefect refuses to schedule on one)
+        raise InvalidArgument("serve needs a running Prefect server: start one (`prefect server start`) and set "
+                              "PREFECT_API_URL")
+    from scorelake.flows.prefect_flows import serve as serve_deployment
+
+    say(f"serving deployment 'scorelake-refresh/{name}' -> {warehouse}")
+    serve_deployment(runs_dirs, warehouse, name, cron, interval)

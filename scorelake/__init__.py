@@ -8,11 +8,13 @@
     >>> wh.rejudge("mended", only_errors=True)              # ask the judge again where it failed
     >>> wh.rescore("mended", judge="mended")
 
-The parts: ``scorelake.transforms`` (sources, scoring, judging, warehouse, pipeline, analysis, render),
-``scorelake.flows`` (the Prefect flows and the command line), ``scorelake.sql`` (the views).
+The floors, each importing only those below it: ``scorelake.cli`` and ``scorelake.web`` (the command
+line and the viewer) over this API (``_api``), over ``scorelake.flows`` (the Prefect flows and the
+flow bodies), over ``scorelake.transforms`` (pipeline; then sources, scoring, judging, analysis,
+render; then warehouse, columns, names, results), with ``scorelake.sql`` (the views).
 """
 
-from scorelake._api import CheckResult, Evidence, Warehouse, open
+from scorelake._api import Warehouse, open
 from scorelake.transforms.errors import (
     InvalidArgument,
     JudgeRefused,
@@ -23,8 +25,19 @@ from scorelake.transforms.errors import (
     WarehouseBusy,
     WarehouseMissing,
 )
+from scorelake.transforms.results import (
+    CheckResult,
+    Evidence,
+    IngestResult,
+    Refusal,
+    Regrouped,
+    RejudgeResult,
+    RescoreResult,
+    SessionReport,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["CheckResult", "Evidence", "InvalidArgument", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",
+__all__ = ["CheckResult", "Evidence", "IngestResult", "InvalidArgument", "Refusal", "Regrouped", "RejudgeResult",
+           "RescoreResult", "SessionReport", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",
            "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

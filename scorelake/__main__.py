@@ -1,5 +1,5 @@
 """``python -m scorelake``: the command line, as the ``scorelake`` script runs it."""
 
-from scorelake.flows.cli import app
+from scorelake.cli import app
 
 app(prog_name="scorelake")

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Sequence
 
 import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
+from scorelake.transforms.results import CheckResult, Evidence, IngestResult, RejudgeResult, RescoreResult
 from scorelake.transforms.warehouse import Commit, QueryLimits, Store, fetch
 
 if TYPE_CHECKING:
@@ -23,47 +24,13 @@ if TYPE_CHECKING:
 
     from scorelake.transforms.analysis import Comparison, JudgeComparison
 
-RECORDED = "recorded"  # the built-in policy (scoring.RECORDED; not imported: reads stay light)
 REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
-SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")  # run_scenarios.sql
 # What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
 READ_STATEMENTS = {"SELECT", "EXPLAIN"}
 
 
 def _say_nothing(_: str) -> None:
     pass
-
-
-@dataclass
-class CheckResult:
-    """What ``Warehouse.check`` found: inconsistencies (the warehouse is not consistent while any
-    is listed) and warnings (the data is odd, the warehouse is sound)."""
-
-    runs: int
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def consistent(self) -> bool:
-        return not self.problems
-
-
-@dataclass
-class Evidence:
-    """One scenario's verdict and what it rests on (``Warehouse.evidence``)."""
-
-    run: str
-    policy: str
-    scenario: dict  # its scenario_scores row: signals, composite, success_breakdown, flags
-    verdicts: pl.DataFrame  # per DB predicate, NL assertion, reference action, tau2 check
-    judge: dict | None  # the policy's judge's judgement: judge, score, reason, errored, extra keys
-    turns: pl.DataFrame  # the conversation
-    tool_calls: pl.DataFrame  # agent then user side, each in order
-
-    def as_dict(self) -> dict:
-        return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
-                "verdicts": self.verdicts.to_dicts(), "judge": self.judge, "turns": self.turns.to_dicts(),
-                "tool_calls": self.tool_calls.to_dicts()}
 
 
 class Warehouse:
@@ -76,12 +43,12 @@ class Warehouse:
 
     def __init__(self, location: str | Path | None = None, as_of: str | int | None = None, *,
                  memory_limit: str | None = None, timeout: float | None = None):
-        self._store = Store(location)
         defaults = QueryLimits()
-        self._store.limits = QueryLimits(memory_limit or defaults.memory, defaults.spill,
-                                         defaults.timeout_s if timeout is None else timeout)
-        if self._store.limits.timeout_s <= 0:
+        limits = QueryLimits(memory_limit or defaults.memory, defaults.spill,
+                             defaults.timeout_s if timeout is None else timeout)
+        if limits.timeout_s <= 0:
             raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout}")
+        self._store = Store(location, limits)
         self.as_of = None if as_of is None else str(as_of)
         if self.as_of is not None and not self.as_of.strip():
             raise InvalidArgument("as_of is empty: give a version (see `scorelake log`) or a timestamp")
@@ -91,11 +58,6 @@ class Warehouse:
     def location(self) -> str:
         """The warehouse's absolute path, or its URL."""
         return self._store.location
-
-    @property
-    def store(self) -> Store:
-        """The tables, commit log and views underneath (for what the API does not cover)."""
-        return self._store
 
     def __repr__(self) -> str:
         return f"scorelake.open({self.location!r}" + (f", as_of={self.as_of!r})" if self.as_of else ")")
@@ -287,7 +249,7 @@ class Warehouse:
             stalled = self._query("report_stalled", policy_id=policy_id)
             linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
             linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
-            pages = {key: explain(self._evidence(*key, policy, policy_id).as_dict(), limit=2000)
+            pages = {key: explain(self._evidence(*key, policy, policy_id), limit=2000)
                      for key in list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES]}
         return render_report(history, runs, comparison, stalled, policy, pages)
 
@@ -317,23 +279,15 @@ class Warehouse:
     def migrate(self) -> Path | None:
         """Convert a warehouse of scorelake's former table format to Delta tables; returns where the
         former files were kept (None: nothing to convert). Write methods do it first themselves."""
-        from scorelake.transforms.pipeline import migrate
+        from scorelake.flows import flow_bodies
 
         self._writable()
-        store = self._store
-        if store.legacy_tables() is None:
-            return None
-        with store.writer_lock():
-            if store.legacy_tables() is None:  # converted by another process meanwhile
-                return None
-            kept = migrate(store)
-            store.build_views()
-        return kept
+        return flow_bodies.migrate(self._store)
 
     def ingest(self, paths: Sequence[str | Path] | str | Path | None = None, *, force: bool = False,
                group: str | None = None, task_runner: str = "threads", dask_address: str | None = None,
                prefect: bool | None = None, verbose: bool = False, progress: bool = False,
-               say: Callable[[str], None] = _say_nothing) -> dict:
+               say: Callable[[str], None] = _say_nothing) -> IngestResult:
         """Ingest new or changed runs under ``paths`` (default ``data/runs``): voice-agent session
         folders or folders of them, tau2-bench / tau-bench results. Returns what was ingested,
         unchanged and refused, and how the flow ran. ``prefect``: None runs a Prefect flow when an
@@ -352,18 +306,11 @@ class Warehouse:
             _require_answering(dask_address)
             task_runner = "dask"
         converted = self.migrate()
-        orchestration = runtime.orchestrate(prefect, task_runner, verbose, say)
-        args = dict(runs_dirs=[str(p.absolute()) for p in roots], warehouse=self.location, force=force,
-                    progress=progress, group=group)
-        if orchestration.prefect:
-            from scorelake.flows.ingest import ingest_flow, make_task_runner
-
-            result = ingest_flow.with_options(task_runner=make_task_runner(task_runner, dask_address))(**args)
-        else:
-            from scorelake.flows.flow_bodies import InProcess, ingest
-
-            result = ingest(InProcess(task_runner), **args)
-        return {**result, "converted": converted and str(converted), "ran": orchestration.describe()}
+        result, ran = runtime.run("ingest", prefect, verbose, say, task_runner, dask_address,
+                                  runs_dirs=[str(p.absolute()) for p in roots], warehouse=self.location, force=force,
+                                  progress=progress, group=group)
+        result.converted, result.ran = converted and str(converted), ran.describe()
+        return result
 
     def define_policy(self, name: str | None = None, *, judge_threshold: float | None = None,
                       min_agent_turns: int | None = None, strict_match: bool | None = None,
@@ -372,7 +319,7 @@ class Warehouse:
         """The policy to score under: the stored one named ``name`` when no flag is given, else a
         policy of those flags (named ``name``, or after its id). ``judge``: the judge (see ``rejudge``)
         whose judgements JUDGE_PASSED and NL_ASSERTION take. Nothing is stored yet."""
-        from scorelake.transforms.pipeline import check_policy, find_judge, find_policy
+        from scorelake.transforms.pipeline import check_policy, check_whitelisted_domains, find_judge, find_policy
         from scorelake.transforms.scoring import Policy
 
         flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns,
@@ -387,13 +334,7 @@ class Warehouse:
         if policy.judge:
             find_judge(self._store, policy.judge)
         check_policy(self._store, policy)
-        if policy.whitelists:
-            known = set(self._store.scan("scenarios", self._store.committed_runs()).select("domain").unique()
-                        .collect()["domain"])
-            unknown = sorted(set(policy.whitelists) - known)
-            if unknown:
-                raise InvalidArgument(f"--whitelist names domains no stored run has: {', '.join(unknown)} "
-                                      f"(domains: {', '.join(sorted(known)) or 'none'})")
+        check_whitelisted_domains(self._store, policy)
         return policy
 
     def rescore(self, policy: str | None = None, *, judge_threshold: float | None = None,
@@ -401,7 +342,7 @@ class Warehouse:
                 judge_enabled: bool | None = None, judge: str | None = None,
                 whitelists: Mapping[str, Sequence[str]] | None = None, runs: Sequence[str] | None = None,
                 prefect: bool | None = None, verbose: bool = False,
-                say: Callable[[str], None] = _say_nothing) -> dict:
+                say: Callable[[str], None] = _say_nothing) -> RescoreResult:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
         tables alone. Returns the policy's name and id and the number of scenarios scored. Under a
         ``judge``, every stored judge input in scope must have been judged by it (``rejudge``)."""
@@ -416,26 +357,17 @@ class Warehouse:
                                     strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
                                     whitelists=whitelists)
         require_judged(self._store, chosen, list(runs) if runs else None)
-        orchestration = runtime.orchestrate(prefect, "threads", verbose, say)
-        args = dict(warehouse=self.location, policy_specs=[chosen.spec_json()], run_ids=list(runs) if runs else None)
-        if orchestration.prefect:
-            from scorelake.flows.ingest import rescore_flow
-
-            result = rescore_flow(**args)
-        else:
-            from scorelake.flows.flow_bodies import InProcess, rescore_policies
-
-            result = rescore_policies(InProcess(), **args)
-        return {"policy": chosen.name, "policy_id": chosen.id, "judge": chosen.judge or RECORDED,
-                "scored": result["scored"][chosen.name], "converted": converted and str(converted),
-                "ran": orchestration.describe()}
+        result, ran = runtime.run("rescore", prefect, verbose, say, warehouse=self.location,
+                                  policy_specs=[chosen.spec_json()], run_ids=list(runs) if runs else None)
+        result.policy, result.policy_id, result.judge = chosen.name, chosen.id, chosen.judge or RECORDED
+        result.converted, result.ran = converted and str(converted), ran.describe()
+        return result
 
     def _prepared(self) -> None:
         """The tables of this scorelake declared (a warehouse written by an older one lacks some)."""
-        from scorelake.transforms.pipeline import COMMIT_LOCK_WAIT_S, prepare_for_writing
+        from scorelake.flows import flow_bodies
 
-        with self._store.writer_lock(COMMIT_LOCK_WAIT_S):
-            prepare_for_writing(self._store)
+        flow_bodies.prepare(self._store)
 
     def rejudge(self, judge: str, *, url: str | None = None, model: str | None = None, prompt: str | None = None,
                 max_tokens: int | None = None, temperature: float | None = None, top_p: float | None = None,
@@ -443,7 +375,7 @@ class Warehouse:
                 runs: Sequence[str] | None = None, only_errors: bool = False, base: str | None = None,
                 concurrency: int = 8, api_key_env: str | None = None, retries: int = 5, backoff: float = 0.5,
                 prefect: bool | None = None, verbose: bool = False, progress: bool = False,
-                say: Callable[[str], None] = _say_nothing) -> dict:
+                say: Callable[[str], None] = _say_nothing) -> RejudgeResult:
         """Ask the judge ``judge`` about every stored judge input (of ``runs``, default all) it has
         not judged, through an OpenAI-compatible chat-completions ``url`` (default: each run's own
         --judge-url; likewise ``model`` and the sampling settings), with upstream's payload; the key
@@ -467,20 +399,12 @@ class Warehouse:
         spec = define_judge(self._store, judge, default_base=base or (RECORDED if only_errors else None), url=url,
                             model=model, prompt=prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
                             seed=seed, thinking_token_budget=thinking_token_budget, timeout=timeout, base=base)
-        orchestration = runtime.orchestrate(prefect, "threads", verbose, say)
-        args = dict(warehouse=self.location, spec_json=spec.model_dump_json(), run_ids=list(runs) if runs else None,
-                    only_errors=only_errors, concurrency=concurrency, api_key_env=api_key_env)
-        if orchestration.prefect:
-            from scorelake.flows.ingest import rejudge_flow
-
-            result = rejudge_flow(**args, retries=retries, backoff=backoff)
-        else:
-            from scorelake.flows.flow_bodies import rejudge
-            from scorelake.transforms.judging import RetryPolicy
-
-            result = rejudge(None, progress=progress, retry=RetryPolicy(attempts=retries + 1, backoff_s=backoff),
-                             **args)
-        return {**result, "converted": converted and str(converted), "ran": orchestration.describe()}
+        result, ran = runtime.run("rejudge", prefect, verbose, say, warehouse=self.location,
+                                  spec_json=spec.model_dump_json(), run_ids=list(runs) if runs else None,
+                                  only_errors=only_errors, concurrency=concurrency, api_key_env=api_key_env,
+                                  retries=retries, backoff=backoff, progress=progress)
+        result.converted, result.ran = converted and str(converted), ran.describe()
+        return result
 
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
@@ -515,16 +439,23 @@ class Warehouse:
 
     def compact(self) -> None:
         """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""
-        from scorelake.transforms.pipeline import prepare_for_writing
+        from scorelake.flows import flow_bodies
 
         self._writable()
         self.migrate()
-        store = self._store
-        store.require()
-        with store.writer_lock():
-            prepare_for_writing(store)
-            store.compact()
-            store.build_views()
+        flow_bodies.compact(self._store)
+
+    def serve(self, runs_dirs: Sequence[str | Path], *, cron: str | None = None, interval: float | None = None,
+              name: str = "scheduled", verbose: bool = False, say: Callable[[str], None] = _say_nothing) -> None:
+        """Serve the Prefect deployment ``scorelake-refresh/<name>``: on the schedule (``cron`` or
+        ``interval`` seconds, exactly one), ingest what is new under ``runs_dirs`` and re-score every
+        stored policy. Needs a running Prefect server (``PREFECT_API_URL``); runs until stopped."""
+        from scorelake.flows import runtime
+
+        self._writable()
+        if (cron is None) == (interval is None):
+            raise InvalidArgument("give exactly one of --cron or --interval")
+        runtime.serve([str(Path(p).resolve()) for p in runs_dirs], self.location, name, cron, interval, verbose, say)
 
 
 def _require_answering(address: str, timeout_s: float = 5.0) -> None:

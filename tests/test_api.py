@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import scorelake
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from tests.conftest import BASELINE, CONFORMANCE, summary_rates
 
 MIXED = "eval_20260902_091500"
@@ -101,15 +101,15 @@ def test_write_side_ingest_rescore_and_time_travel(tmp_path, runs_copy):
     runs = runs_copy(BASELINE, "eval_20260904_083000")
     wh = scorelake.open(tmp_path / "wh")
     first = wh.ingest(runs)
-    assert sorted(r["run_id"] for r in first["ingested"]) == [BASELINE, "eval_20260904_083000"]
-    assert first["ran"] == "ran in-process: no Prefect API configured"
-    assert wh.ingest(runs)["unchanged"] == [BASELINE, "eval_20260904_083000"]
+    assert sorted(r.run_id for r in first.ingested) == [BASELINE, "eval_20260904_083000"]
+    assert first.ran == "ran in-process: no Prefect API configured"
+    assert wh.ingest(runs).unchanged == [BASELINE, "eval_20260904_083000"]
     version = wh.log()[-1].version
 
     done = wh.rescore("lenient", judge_threshold=0.5)
-    assert done["scored"] == wh.runs()["n_scenarios"].sum()
+    assert done.scenarios == wh.runs()["n_scenarios"].sum()
     assert "lenient" in wh.policies()["name"].to_list()
-    assert wh.rescore("lenient")["scored"] == 0  # stored, nothing left to score
+    assert wh.rescore("lenient").scenarios == 0  # stored, nothing left to score
     with pytest.raises(scorelake.InvalidArgument, match="--judge-threshold"):
         wh.rescore("broken", judge_threshold=float("nan"))
 

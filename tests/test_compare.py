@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from scorelake.transforms.analysis import mcnemar_exact, newcombe_interval
 from scorelake.transforms.scoring import Policy
 from tests.conftest import upstream_metrics

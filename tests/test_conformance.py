@@ -12,7 +12,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources.nemo import RunArgsFile
 from tests.conftest import BASELINE, CONFORMANCE, conformance_sessions, summary_rates, upstream_metrics
@@ -56,8 +56,8 @@ def recorded(ingested):
 
 def test_every_session_ingested_without_quarantine(ingested):
     _, result = ingested
-    assert [r["run_id"] for r in result["ingested"]] == SESSIONS
-    assert all(r["quarantined"] == 0 for r in result["ingested"])
+    assert [r.run_id for r in result.ingested] == SESSIONS
+    assert all(r.quarantined == 0 for r in result.ingested)
 
 
 def assert_matches_upstream(got: dict, session: str, scenario: str) -> None:

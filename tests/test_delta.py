@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from scorelake.transforms.warehouse import Store
 from tests.conftest import CONFORMANCE
 

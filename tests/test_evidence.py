@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import scorelake
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from tests.conftest import BASELINE, CONFORMANCE
 
 runner = CliRunner()

@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from scorelake.flows.flow_bodies import InProcess, ingest
-from scorelake.flows.ingest import ingest_flow
+from scorelake.flows.prefect_flows import ingest_flow
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.warehouse import Store
 from tests.conftest import SHARED
@@ -38,13 +38,13 @@ def pass_hat_k(wh: Store, run_group: str) -> dict[int, tuple]:
 
 def test_every_file_is_recognised_and_ingested_whole(external):
     _, result = external
-    assert {r["run_id"]: r["scenarios"] for r in result["ingested"]} == {
+    assert {r.run_id: r.scenarios for r in result.ingested} == {
         "toolorchestra_airline_gpt-5_1trial": 50, "toolorchestra_retail_gpt-5_1trial": 114,
         "gpt-4.1_telecom_default_gpt-4.1_1trials": 40,
         "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm_telecom_default_gpt-4.1_1trials": 40,
         "gpt-4o-airline": 200,
     }
-    assert all(r["quarantined"] == 0 for r in result["ingested"])
+    assert all(r.quarantined == 0 for r in result.ingested)
 
 
 def test_toolorchestra_pass1_equals_the_published_leaderboard(external):
@@ -104,8 +104,8 @@ def test_dir_format_reads_like_the_monolithic_file(prefect_server, tmp_path):
     (tmp_path / "runs" / "notes.json").write_text('{"not": "a run"}')  # passed over, not a run
 
     result = ingest_flow(runs_dirs=[str(tmp_path / "runs")], warehouse=str(tmp_path / "wh"))
-    (report,) = result["ingested"]
-    assert (report["run_id"], report["scenarios"], report["quarantined"]) == ("airline-dir", 50, 1)
+    (report,) = result.ingested
+    assert (report.run_id, report.scenarios, report.quarantined) == ("airline-dir", 50, 1)
     wh = Store(tmp_path / "wh")
     assert pass_hat_k(wh, "airline-dir")[1][1] == pytest.approx(0.56)
     with wh.connect() as con:
@@ -160,7 +160,7 @@ def test_task_ids_that_contradict_their_task_are_recovered_and_reported(external
         tasks = con.execute("SELECT count(DISTINCT task_id) FROM stg_scenarios "
                             "WHERE run_id = 'toolorchestra_retail_gpt-5_1trial'").fetchone()
         assert tasks == (114,)  # one trial per task: a recovered id never doubles up with a claimed one
-    warned = {r["run_id"]: r["warnings"] for r in result["ingested"]}
+    warned = {r.run_id: r.warnings for r in result.ingested}
     assert "49 of 50 simulations carry a task_id that contradicts" in warned["toolorchestra_airline_gpt-5_1trial"][0]
     assert warned["gpt-4.1_telecom_default_gpt-4.1_1trials"] == []
     check = runner.invoke(app, ["check", "-w", str(wh.root)])

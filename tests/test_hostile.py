@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import scorelake
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from tests import hostile
 from tests.conftest import BASELINE, CONFORMANCE
 
@@ -185,7 +185,7 @@ def test_runs_are_found_at_any_depth_and_a_folder_without_any_says_so(tmp_path):
 
     wh = scorelake.open(tmp_path / "wh")
     result = wh.ingest(EXTERNAL)  # tau2 files 3 to 4 levels down, a tau-bench file 2 down
-    assert len(result["ingested"]) == 5 and result["refused"] == []
+    assert len(result.ingested) == 5 and result.refused == []
     loop = tmp_path / "loop"
     loop.mkdir()
     (loop / "again").symlink_to(loop)  # a symlink loop ends
@@ -198,7 +198,7 @@ def test_a_new_group_for_an_unchanged_run_is_applied_without_re_reading(tmp_path
     wh = scorelake.open(tmp_path / "wh")
     wh.ingest(tmp_path / "runs")
     again = wh.ingest(tmp_path / "runs", group="candidate-7")
-    assert again["ingested"] == [] and again["regrouped"] == [{"run_id": BASELINE, "group": "candidate-7"}]
+    assert again.ingested == [] and again.regrouped == [scorelake.Regrouped(BASELINE, "candidate-7")]
     assert wh.runs()["run_group"].to_list() == ["candidate-7"]
     assert set(wh.passk()["run_group"]) == {"candidate-7"}
 

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from scorelake.flows.cli import app
-from scorelake.flows.ingest import ingest_flow
+from scorelake.cli import app
+from scorelake.flows.prefect_flows import ingest_flow
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.warehouse import Store
 from tests.conftest import CONFORMANCE, summary_rates
@@ -88,8 +88,8 @@ def test_second_ingest_of_unchanged_store_skips_every_session(prefect_server, ru
     runs = runs_copy(MIXED, RESUMED)
     first = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
     second = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
-    assert len(first["ingested"]) == 2
-    assert second["ingested"] == [] and sorted(second["unchanged"]) == [MIXED, RESUMED]
+    assert len(first.ingested) == 2
+    assert second.ingested == [] and sorted(second.unchanged) == [MIXED, RESUMED]
 
 
 def test_partial_run_then_resume_is_picked_up(prefect_server, runs_copy, tmp_path):
@@ -112,15 +112,15 @@ def test_partial_run_then_resume_is_picked_up(prefect_server, runs_copy, tmp_pat
 
     wh_root = tmp_path / "wh"
     first = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh_root))
-    (report,) = first["ingested"]
+    (report,) = first.ingested
     # 17 completed + 2 stalled ones (the resume later re-ran them); tau2_airline__14 was in flight.
-    assert (report["status"], report["scenarios"], report["quarantined"]) == ("partial", 19, 1)
+    assert (report.status, report.scenarios, report.quarantined) == ("partial", 19, 1)
 
     shutil.rmtree(session)
     shutil.copytree(complete, session)
     second = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh_root))
-    (report,) = second["ingested"]
-    assert (report["status"], report["scenarios"], report["quarantined"]) == ("complete", 32, 0)
+    (report,) = second.ingested
+    assert (report.status, report.scenarios, report.quarantined) == ("complete", 32, 0)
     result = runner.invoke(app, ["summary", RESUMED, "--warehouse", str(wh_root)])
     assert result.stdout_bytes == (CONFORMANCE / RESUMED / "all_summary.txt").read_bytes()
 
@@ -138,8 +138,8 @@ def test_bad_scenarios_are_quarantined_and_the_rest_ingested(prefect_server, run
     (dirs[4] / "metrics.json").write_text("")
 
     result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
-    (report,) = result["ingested"]
-    assert report["scenarios"] == len(dirs) - 5 and report["quarantined"] == 5
+    (report,) = result.ingested
+    assert report.scenarios == len(dirs) - 5 and report.quarantined == 5
     with Store(tmp_path / "wh").connect() as con:
         rows = con.execute("SELECT scenario_name, file, reason FROM quarantined ORDER BY scenario_name").fetchall()
     reasons = {name: (file, reason) for name, file, reason in rows}

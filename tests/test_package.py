@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import scorelake
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from tests.conftest import BASELINE, CONFORMANCE, REPO
 
 runner = CliRunner()
@@ -34,7 +34,7 @@ def built(tmp_path_factory) -> dict[str, Path]:
 def test_the_wheel_holds_one_package_named_scorelake_with_its_sql(built):
     names = zipfile.ZipFile(built["wheel"]).namelist()
     assert {n.split("/")[0] for n in names} == {"scorelake", f"{built['wheel'].name.split('-py3')[0]}.dist-info"}
-    for part in ("scorelake/flows/cli.py", "scorelake/transforms/warehouse/_views.py",
+    for part in ("scorelake/cli/_app.py", "scorelake/transforms/warehouse/_views.py",
                  "scorelake/sql/marts/domain_rates.sql", "scorelake/sql/queries/policy.sql"):
         assert part in names
     sdist = tarfile.open(built["sdist"]).getnames()

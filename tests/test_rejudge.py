@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 import scorelake
-from scorelake.flows.cli import app
+from scorelake.cli import app
 from scorelake.transforms.analysis import cohen_kappa
 from scorelake.transforms.judging import MISSING_VERDICT, judgement
 from tests.conftest import BASELINE, CONFORMANCE, REPO
@@ -184,7 +184,7 @@ def corpus(tmp_path_factory):
 def test_rejudged_results_are_upstreams_own(corpus):
     wh, result, requests = corpus
     stored = wh.sql("SELECT count(*) AS n FROM stg_judge_inputs WHERE askable")["n"][0]
-    assert result["asked"] == len(requests) == stored and stored >= 140
+    assert result.asked == len(requests) == stored and stored >= 140
     rows = wh.sql("""SELECT g.*, i.user_content FROM stg_judgements g JOIN stg_judge_inputs i
                      USING (run_id, scenario_name, input_hash) WHERE judge = 'replay'""")
     assert rows.height == stored
@@ -222,7 +222,7 @@ def test_the_request_is_upstreams_payload(corpus):
 def test_a_policy_under_the_replayed_judge_reproduces_upstreams_summaries(corpus):
     wh, _, _ = corpus
     result = wh.rescore("replayed", judge="replay", prefect=False)
-    assert result["judge"] == "replay" and result["scored"] > 0
+    assert result.judge == "replay" and result.scenarios > 0
     for session in (MIXED, BASELINE, "eval_20260903_140200"):
         assert wh.summary(session, "replayed") == (CONFORMANCE / session / "all_summary.txt").read_text()
     assert wh.policy_judge("replayed") == "replay"
@@ -239,19 +239,19 @@ def test_a_second_rejudge_sends_nothing_and_an_identical_judge_is_answered_from_
     wh, first, _ = corpus
     with JudgeServer(replay) as server:
         again = wh.rejudge("replay", retries=0, prefect=False)
-        assert again["asked"] == 0 and again["judged_already"] == first["scope"] and not server.requests
+        assert again.asked == 0 and again.judged_already == first.scope and not server.requests
         # another name, the same requests (its URL is replay's, stored): answers that did not fail are reused,
         # the failed ones asked again
-        twin = wh.rejudge("twin", url=first["settings"].split("url=")[1].split(",")[0], retries=0, prefect=False)
+        twin = wh.rejudge("twin", url=first.settings.split("url=")[1].split(",")[0], retries=0, prefect=False)
     errored = wh.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'replay' AND errored")["n"][0]
-    assert twin["without_call"] == {"cache": first["scope"] - errored}
-    assert twin["asked"] == errored  # to the old URL, which no longer answers: errors again
+    assert twin.without_call == {"cache": first.scope - errored}
+    assert twin.asked == errored  # to the old URL, which no longer answers: errors again
     judges = wh.judges(price_in=1.0, price_out=2.0).filter(pl.col("judge").is_in(["replay", "twin"]))
     assert judges["coverage"].to_list() == [1.0, 1.0]
     replay_row = judges.row(0, named=True)
     answered = wh.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'replay' "
                       "AND reason NOT LIKE 'Error: 500%'")["n"][0]  # a 500 reports no usage
-    assert replay_row["asked"] == first["scope"] and replay_row["prompt_tokens"] == 100 * answered
+    assert replay_row["asked"] == first.scope and replay_row["prompt_tokens"] == 100 * answered
     assert replay_row["cost"] == pytest.approx((100 * 1.0 + 20 * 2.0) * answered / 1e6)
 
 
@@ -298,8 +298,8 @@ def test_429_and_500_are_retried_honouring_retry_after(sample):
         started = time.monotonic()
         result = sample.rejudge("flaky", url=server.url, concurrency=46, backoff=0.01, prefect=False)
         took = time.monotonic() - started
-        assert len(server.requests) == 2 * result["scope"]
-    assert result["asked"] == result["scope"] and result["errors"] == 0 and result["retries"] == result["scope"]
+        assert len(server.requests) == 2 * result.scope
+    assert result.asked == result.scope and result.errors == 0 and result.retries == result.scope
     assert took >= 0.3  # the 429s waited as told
     rows = sample.sql("SELECT attempts, errored, score FROM stg_judgements WHERE judge = 'flaky'")
     assert set(rows["attempts"]) == {2} and not rows["errored"].any() and set(rows["score"]) == {0.97}
@@ -312,27 +312,27 @@ def test_a_slow_reply_times_out_and_is_retried(sample):
     with JudgeServer(script) as server:
         result = sample.rejudge("patient", url=server.url, timeout=0.5, runs=[BASELINE], concurrency=16, backoff=0,
                                 prefect=False)
-    assert result["asked"] == 14 and result["errors"] == 0 and result["retries"] == 14
+    assert result.asked == 14 and result.errors == 0 and result.retries == 14
 
 
 def test_persistent_failures_are_stored_as_judge_errors_and_asked_again_with_only_errors(sample):
     endpoint = {"down": True}
     server = JudgeServer(lambda p, n: Reply(status=500) if endpoint["down"] else GOOD).__enter__()
     failed = sample.rejudge("outage", url=server.url, retries=2, backoff=0, prefect=False)
-    assert len(server.requests) == 3 * failed["scope"]
-    assert failed["errors"] == failed["asked"] == failed["scope"]
+    assert len(server.requests) == 3 * failed.scope
+    assert failed.errors == failed.asked == failed.scope
     rows = sample.sql("SELECT * FROM judgements WHERE judge = 'outage'")
     assert rows["judge_error"].all() and set(rows["score"]) == {0.0}
     assert all(r.startswith("Error: 500 Server Error: Internal Server Error for url: http://127.0.0.1:")
                for r in rows["reason"])
     result = runner.invoke(app, ["judges", "-w", sample.location, "-f", "json"])
     outage = next(j for j in json.loads(result.stdout) if j["judge"] == "outage")
-    assert outage["error_rate"] == 1.0 and outage["retries"] == 2 * failed["scope"]
+    assert outage["error_rate"] == 1.0 and outage["retries"] == 2 * failed.scope
 
     endpoint["down"] = False  # the endpoint is back
     again = sample.rejudge("outage", only_errors=True, prefect=False)
     server.__exit__()
-    assert again["asked"] == failed["scope"] and again["errors"] == 0
+    assert again.asked == failed.scope and again.errors == 0
     assert not sample.sql("SELECT * FROM judgements WHERE judge = 'outage'")["judge_error"].any()
 
 
@@ -457,7 +457,7 @@ def test_a_rejudge_killed_mid_way_loses_only_the_calls_in_flight(sample, tmp_pat
 def test_rejudge_runs_as_a_prefect_flow_when_an_api_is_configured(prefect_server, sample):
     with JudgeServer(lambda p, n: GOOD) as server:
         result = sample.rejudge("flowed", url=server.url, runs=[BASELINE])
-    assert result["ran"].startswith("ran as a Prefect flow") and result["asked"] == 14
+    assert result.ran.startswith("ran as a Prefect flow") and result.asked == 14
     assert sample.sql("SELECT count(*) AS n FROM judgements WHERE judge = 'flowed'")["n"][0] == 14
 
 
@@ -490,8 +490,8 @@ def test_rejudge_and_rescore_on_object_storage(s3_warehouse, tmp_path, monkeypat
     with JudgeServer(lambda p, n: GOOD) as server:
         result = wh.rejudge("mended", url=server.url, only_errors=True, prefect=False)
         assert len(server.requests) == 7
-    assert result["asked"] == 7 and result["without_call"] == {"copied": 39}
-    assert wh.rescore("mended", judge="mended", prefect=False)["scored"] == 46
+    assert result.asked == 7 and result.without_call == {"copied": 39}
+    assert wh.rescore("mended", judge="mended", prefect=False).scenarios == 46
     assert wh.judge_errors(policy="mended").is_empty()
     journals = list((tmp_path / "cache" / "scorelake" / "journal").rglob("*.jsonl"))
     assert journals == []  # committed, then removed
@@ -513,8 +513,8 @@ def test_a_judge_that_is_down_is_given_up_on_and_asked_again_later(corpus):
     assert 50 <= stored["n"][0] < 60 and stored["all_failed"][0]  # the rest were not asked
     with JudgeServer(lambda p, n: GOOD, port=port) as server:
         again = wh.rejudge("down", only_errors=True, prefect=False)
-        assert len(server.requests) == again["scope"] == again["asked"]
-    assert again["errors"] == 0
+        assert len(server.requests) == again.scope == again.asked
+    assert again.errors == 0
 
 
 def test_a_judge_url_that_is_not_http_is_refused_before_anything_is_asked(sample):
@@ -570,7 +570,7 @@ def test_a_dropped_connection_is_retried(sample):
         result = sample.rejudge("dropped", url=url, runs=[BASELINE], backoff=0, prefect=False)
     finally:
         listener.close()
-    assert result["asked"] == 14 and result["errors"] == 0 and result["retries"] == 14
+    assert result.asked == 14 and result.errors == 0 and result.retries == 14
     assert set(sample.sql("SELECT reason FROM judgements WHERE judge = 'dropped'")["reason"]) == {"after a drop"}
 
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scorelake.transforms.sources._files as source_files
-from scorelake.flows.ingest import ingest_flow
+from scorelake.flows.prefect_flows import ingest_flow
 from scorelake.transforms.pipeline import score_and_count, verify
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import Session, list_session, read_session
@@ -94,13 +94,13 @@ def test_duplicate_run_ids_from_two_folders_are_refused_and_recorded(prefect_ser
     shutil.copytree(first, second)
     # byte for byte the same session under two folders: the same run, ingested once, nothing refused
     result = ingest_flow(runs_dirs=[str(first), str(second)], warehouse=str(tmp_path / "wh"))
-    assert [r["run_id"] for r in result["ingested"]] == [BASELINE] and result["refused"] == []
-    assert ingest_flow(runs_dirs=[str(second)], warehouse=str(tmp_path / "wh"))["unchanged"] == [BASELINE]
+    assert [r.run_id for r in result.ingested] == [BASELINE] and result.refused == []
+    assert ingest_flow(runs_dirs=[str(second)], warehouse=str(tmp_path / "wh")).unchanged == [BASELINE]
 
     judged = next((second / BASELINE).glob("*/judge_result.json"))
     judged.write_text(judged.read_text().replace("}", ', "edited": true}', 1))  # another run under the same name
     result = ingest_flow(runs_dirs=[str(first), str(second)], warehouse=str(tmp_path / "wh"))
-    assert result["refused"][0]["reason"].startswith("duplicate run id") and result["ingested"] == []
+    assert result.refused[0].reason.startswith("duplicate run id") and result.ingested == []
     with Store(tmp_path / "wh").connect() as con:
         assert con.execute("SELECT run_id, path FROM stg_refusals").fetchall() == [(BASELINE, str(second / BASELINE))]
 
@@ -304,7 +304,7 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
     metrics = json.loads(metrics_file.read_text())
     metrics_file.write_text(json.dumps({**metrics, "stop_reason": "[TIMEOUT]"}))
     result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
-    assert [r["run_id"] for r in result["ingested"]] == [MIXED]
+    assert [r.run_id for r in result.ingested] == [MIXED]
     from scorelake.transforms.pipeline import rescore, save_policy
 
     policy = Policy(name="after-compaction", judge_threshold=0.5)

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from typer.testing import CliRunner
 
-from scorelake.flows.cli import app
+from scorelake.cli import app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 runner = CliRunner()

@@ -9,7 +9,7 @@ import time
 
 import anyio
 
-from scorelake.flows.ingest import ingest_flow
+from scorelake.flows.prefect_flows import ingest_flow
 from scorelake.transforms.pipeline import save_policy
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.warehouse import Store

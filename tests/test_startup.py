@@ -95,7 +95,7 @@ def test_read_commands_import_neither_prefect_nor_the_scoring_code(ingested):
     wh, _ = ingested
     code = textwrap.dedent(f"""
         import sys
-        from scorelake.flows.cli import app
+        from scorelake.cli import app
         for args in (["sql", "select 1"], ["rates"], ["rates", "--by", "signal"], ["history"], ["policies"],
                      ["summary", "{MIXED}"]):
             try:

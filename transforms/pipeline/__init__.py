@@ -4,7 +4,6 @@ from scorelake.transforms.pipeline._check import task_id_warnings, verify
 from scorelake.transforms.pipeline._ingest import (
     IngestedRun,
     IngestPlan,
-    SessionReport,
     commit_ingested,
     group_runs,
     ingest_session,
@@ -12,7 +11,13 @@ from scorelake.transforms.pipeline._ingest import (
     record_refusals,
 )
 from scorelake.transforms.pipeline._migrate import migrate, prepare_for_writing
-from scorelake.transforms.pipeline._policies import check_policy, find_policy, save_policy, stored_policies
+from scorelake.transforms.pipeline._policies import (
+    check_policy,
+    check_whitelisted_domains,
+    find_policy,
+    save_policy,
+    stored_policies,
+)
 from scorelake.transforms.pipeline._rejudge import (
     COMMIT_LOCK_WAIT_S,
     JUDGE_BATCH,
@@ -36,6 +41,6 @@ from scorelake.transforms.pipeline._rescore import require_judged, rescore, scor
 __all__ = ["COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
            "commit_orphaned_journals", "define_judge", "find_judge", "judge_batch", "judged_by",
            "plan_rejudge", "policies_using", "recorded_judgements", "save_judge", "stored_judges",
-           "IngestPlan", "IngestedRun", "SessionReport", "check_policy", "commit_ingested", "group_runs", "find_policy",
+           "IngestPlan", "IngestedRun", "check_policy", "check_whitelisted_domains", "commit_ingested", "group_runs", "find_policy",
            "ingest_session", "migrate", "plan_ingest", "prepare_for_writing", "record_refusals", "require_judged", "rescore",
            "save_policy", "score_and_count", "stored_policies", "task_id_warnings", "verify"]

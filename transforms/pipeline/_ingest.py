@@ -13,6 +13,7 @@ import polars as pl
 from scorelake.transforms.columns import frame
 from scorelake.transforms.pipeline._check import task_id_warnings
 from scorelake.transforms.pipeline._rescore import score_and_count
+from scorelake.transforms.results import SessionReport
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import (
     EVIDENCE_TABLES,
@@ -24,16 +25,6 @@ from scorelake.transforms.sources import (
     session_fingerprint,
 )
 from scorelake.transforms.warehouse import RUN_TABLES, Store, new_generation
-
-
-@dataclass
-class SessionReport:
-    run_id: str
-    status: str
-    scenarios: int
-    quarantined: int
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -29,6 +29,17 @@ def check_policy(wh: Store, policy: Policy) -> None:
             raise InvalidArgument(f"policy '{policy.name}' has the same settings as stored policy '{existing.name}'")
 
 
+def check_whitelisted_domains(wh: Store, policy: Policy) -> None:
+    """A policy's whitelists name domains some stored run has (a typo would silently change nothing)."""
+    if not policy.whitelists:
+        return
+    known = set(wh.scan("scenarios", wh.committed_runs()).select("domain").unique().collect()["domain"])
+    unknown = sorted(set(policy.whitelists) - known)
+    if unknown:
+        raise InvalidArgument(f"--whitelist names domains no stored run has: {', '.join(unknown)} "
+                              f"(domains: {', '.join(sorted(known)) or 'none'})")
+
+
 def save_policy(wh: Store, policy: Policy) -> bool:
     """Store a policy; False if it was stored already. Scores are visible only for stored policies,
     so storing one after its scores are written makes a new policy appear whole or not at all."""

@@ -1,4 +1,4 @@
-"""Why a scenario passed or failed, from its evidence (``scorelake.Evidence.as_dict()``): each
+"""Why a scenario passed or failed, from its ``Evidence``: each
 signal with its verdict and what it rests on, then the conversation and the tool calls. One model,
 rendered as text (``scorelake show``) and as HTML (``scorelake view``, the report's scenario pages)."""
 
@@ -10,9 +10,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-# The runner's success_breakdown names, in its order (and tau2's COMMUNICATE last).
-SIGNALS = ("is_action_match", "db_state_match", "db_state_assertion", "nl_assertion", "judge_passed",
-           "clean_exit", "communicate")
+from scorelake.transforms.names import RECORDED, SIGNALS
+from scorelake.transforms.results import Evidence
 
 
 @dataclass
@@ -79,7 +78,7 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit
         if judge:
             if judge.get("errored"):
                 facts.append("the judge itself failed (not the agent): upstream scored it 0.0")
-            if judge.get("judge") not in (None, "recorded"):
+            if judge.get("judge") not in (None, RECORDED):
                 facts.append(f"judged by judge '{judge['judge']}' (scorelake rejudge), not the run's own")
             facts.append(f"judge's reason: {_short(judge.get('reason'), limit * 3)}")
             extra = json.loads(judge.get("extra_json") or "{}")
@@ -93,10 +92,10 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit
     return []
 
 
-def explain(evidence: dict, limit: int = 240) -> Explanation:
+def explain(evidence: Evidence, limit: int = 240) -> Explanation:
     """The explanation of one scenario's verdict (texts in facts shortened to ``limit`` characters;
     the transcript and tool calls are kept whole)."""
-    s, verdicts, judge = evidence["scenario"], evidence["verdicts"], evidence["judge"]
+    s, verdicts, judge = evidence.scenario, evidence.verdicts.to_dicts(), evidence.judge
     buckets = {name: status for status, key in (("passed", "passed"), ("failed", "failed"),
                                                  ("not applicable", "not_applicable"), ("excluded", "excluded"))
                for name in s.get(key) or []}
@@ -111,8 +110,8 @@ def explain(evidence: dict, limit: int = 240) -> Explanation:
         summary.append(f"stalled: the agent made {s.get('agent_turns')} turns, fewer than min-agent-turns "
                        f"{s.get('min_agent_turns')}, so the scenario counts as failed and leaves every per-signal rate")
     summary.append(f"whitelist: {', '.join(s.get('success_signals') or []) or '(none)'}")
-    return Explanation(f"{evidence['run']} / {s['scenario_name']} (policy {evidence['policy']})", outcome, failed,
-                       summary, signals, evidence["turns"], evidence["tool_calls"])
+    return Explanation(f"{evidence.run} / {s['scenario_name']} (policy {evidence.policy})", outcome, failed,
+                       summary, signals, evidence.turns.to_dicts(), evidence.tool_calls.to_dicts())
 
 
 def explain_text(e: Explanation, width: int = 100) -> str:

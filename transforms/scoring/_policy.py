@@ -14,10 +14,9 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.names import RECORDED
 from scorelake.transforms.scoring._action_match import SCORER_VERSION
 from scorelake.transforms.scoring._signal import Signal
-
-RECORDED = "recorded"
 
 
 class Policy(BaseModel):

@@ -25,10 +25,14 @@ from scorelake.transforms.warehouse._history import History
 from scorelake.transforms.warehouse._lock import Locking
 from scorelake.transforms.warehouse._maintenance import Maintenance
 from scorelake.transforms.warehouse._tables import Tables
-from scorelake.transforms.warehouse._views import Views
+from scorelake.transforms.warehouse._views import QueryLimits, Views
 
 
 class Store(Tables, History, Maintenance, Views, Locking):
     """A warehouse's tables and views: the Delta I/O and commit protocol (``_tables``), the commit
     log and ``--as-of`` (``_history``), compaction (``_maintenance``), the DuckDB views
     (``_views``) and the writer lock (``_lock``), one job per module."""
+
+    def __init__(self, location=None, limits: QueryLimits | None = None):
+        super().__init__(location)
+        self.limits = limits or QueryLimits()  # of every connection ``connect`` opens

@@ -81,7 +81,7 @@ def sql_files(folder: str) -> tuple[tuple[str, str], ...]:
 
 
 class Views:
-    limits: QueryLimits = QueryLimits()  # of every connection ``connect`` opens
+    limits: QueryLimits  # of every connection ``connect`` opens (set by ``Store``)
     # ---- DuckDB views ----------------------------------------------------------------------
     def view_sql(self) -> list[tuple[str, str]]:
         """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file, its

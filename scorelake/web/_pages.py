@@ -9,7 +9,8 @@ from urllib.parse import quote, urlencode
 
 import polars as pl
 
-from scorelake.transforms.render._explain import SIGNALS, Explanation, explain_html
+from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.render import Explanation, explain_html
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem 2rem; color: #1d2330; }

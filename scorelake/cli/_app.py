@@ -1,9 +1,4 @@
-"""The ``scorelake`` command line: the app, its shared options and output helpers.
-
-Each command is a thin adapter over the Python API (``scorelake.Warehouse``): the read commands
-live in ``_read_commands``, the write commands in ``_write_commands``. Read-only commands import
-neither Prefect nor the scoring code: each command imports what it uses.
-"""
+"""The typer app and what every command shares: error handling, messages, output formats."""
 
 from __future__ import annotations
 
@@ -12,18 +7,16 @@ import json
 import os
 import re
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import Annotated, Callable
 
 import polars as pl
 import typer
 
 import scorelake
-from scorelake.flows._terminal import Grid, show
+from scorelake.cli._options import Format
+from scorelake.cli._terminal import Grid, show
 from scorelake.transforms.errors import ScorelakeError
-
-RECORDED = "recorded"  # the built-in policy (scoring.RECORDED)
 
 app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.\n\nStart with `scorelake ingest` "
                        "(reads ./data/runs into ./data/warehouse), then `scorelake rates`.",
@@ -75,45 +68,30 @@ def write_output(path: Path, text: str) -> None:
         fail(f"cannot write {path}: {exc.strerror or exc}", 2)
 
 
-def command(*args, **kwargs) -> Callable:
-    """``app.command``: scorelake's errors end the command with their message and exit code."""
+def command(fn: Callable) -> Callable:
+    """A command function whose scorelake errors end it with their message and exit code (the
+    package's ``__init__`` registers the commands on ``app``, in the order ``--help`` lists them)."""
 
-    def register(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def run(*a, **kw):
-            try:
-                return fn(*a, **kw)
-            except ScorelakeError as exc:
-                fail(str(exc), exc.exit_code)
-            except BrokenPipeError:  # the reader of the output went away (`| head`): nothing to say
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
-                raise typer.Exit(1) from None
-            except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
-                fail(os_error_text(exc), 1)
+    @functools.wraps(fn)
+    def run(*a, **kw):
+        try:
+            return fn(*a, **kw)
+        except ScorelakeError as exc:
+            fail(str(exc), exc.exit_code)
+        except BrokenPipeError:  # the reader of the output went away (`| head`): nothing to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+            raise typer.Exit(1) from None
+        except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
+            fail(os_error_text(exc), 1)
 
-        return app.command(*args, **kwargs)(run)
-
-    return register
+    return run
 
 
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
-WarehouseOpt = Annotated[Optional[str], typer.Option(
-    "--warehouse", "-w", help="Warehouse: a directory, or a URL such as s3://bucket/prefix "
-                              "[default: $SCORELAKE_WAREHOUSE or data/warehouse]")]
-AsOfOpt = Annotated[Optional[str], typer.Option(
-    "--as-of", help="Answer as the warehouse stood then: a version (see `scorelake log`) or a timestamp "
-                    "(ISO 8601, UTC unless it says; a date means its end)")]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
-PolicyOpt = Annotated[str, typer.Option("--policy", "-p", help="Stored policy name or id")]
-WideOpt = Annotated[bool, typer.Option("--wide", help="Every column, in one table however wide")]
-PrefectOpt = Annotated[bool, typer.Option(
-    "--prefect", help="Run as a Prefect flow even with no API configured (a temporary local server)")]
-VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")]
+def say_converted(location: str, kept: str | None) -> None:
+    """That a write converted a warehouse of the former table format, and where the old files are."""
+    if kept:
+        err().print(f"{location}: converted to Delta tables; the former files are in {kept}: remove them once "
+                    "you no longer need them", highlight=False)
 
 
 def cell(value: object) -> str:
@@ -149,6 +127,3 @@ def pct(passed: int | None, total: int | None) -> str:
 def interval(low: float | None, high: float | None) -> str:
     return "" if low is None else f"{low * 100:.1f}-{high * 100:.1f}"
 
-
-# The commands register themselves on ``app`` (imported last: they use what is defined above).
-from scorelake.flows import _read_commands, _write_commands  # noqa: E402, F401

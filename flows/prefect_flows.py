@@ -1,10 +1,10 @@
-"""Prefect flows: ingest run directories, re-score stored runs, the scheduled refresh of both, and
-asking a judge again (rejudge).
+"""The Prefect flows: ingest run directories, re-score stored runs, ask a judge again (rejudge), and
+the scheduled refresh of ingest and re-score, served as a deployment.
 
 The flows run the bodies of ``flows.flow_bodies`` with their task functions wrapped as Prefect tasks,
 so a flow run and an in-process command do the same work; Prefect adds the flow and task runs in
 its API, retries and the task runners (threads, processes, Dask). Importing this module imports
-Prefect: the command line does so only when it runs a flow through Prefect.
+Prefect: ``flows.runtime`` does so only when a flow runs through Prefect.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from scorelake.flows.flow_bodies import (
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import RetryPolicy
 from scorelake.transforms.pipeline import BatchResult, IngestedRun
+from scorelake.transforms.results import IngestResult, RefreshResult, RejudgeResult, RescoreResult
 
 TASK_RUNNERS = ("threads", "processes", "dask")
 
@@ -97,14 +98,14 @@ class PrefectTasks:
 
 @flow(name="scorelake-ingest")
 def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None, force: bool = False,
-                progress: bool = False, group: str | None = None) -> dict:
+                progress: bool = False, group: str | None = None) -> IngestResult:
     """Ingest new or changed runs under ``runs_dirs`` into the warehouse and refresh its views."""
     return flow_bodies.ingest(PrefectTasks(), runs_dirs, warehouse, force, progress, group)
 
 
 @flow(name="scorelake-rescore")
 def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = None,
-                 run_ids: list[str] | None = None) -> dict:
+                 run_ids: list[str] | None = None) -> RescoreResult:
     """Re-score stored runs under the given policies (JSON specs; default: every stored policy)."""
     return flow_bodies.rescore_policies(PrefectTasks(), warehouse, policy_specs, run_ids)
 
@@ -112,15 +113,31 @@ def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = 
 @flow(name="scorelake-rejudge")
 def rejudge_flow(warehouse: str, spec_json: str, run_ids: list[str] | None = None, only_errors: bool = False,
                  concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
-                 backoff: float = 0.5) -> dict:
+                 backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
     """Ask a judge again about the stored judge inputs it has not judged, one task per batch of calls."""
     return flow_bodies.rejudge(rejudge_batch_task, warehouse, spec_json, run_ids, only_errors, concurrency,
-                               api_key_env, RetryPolicy(attempts=retries + 1, backoff_s=backoff))
+                               api_key_env, retries, backoff)
 
 
 @flow(name="scorelake-refresh")
-def refresh_flow(runs_dirs: list[str], warehouse: str | None = None) -> dict:
+def refresh_flow(runs_dirs: list[str], warehouse: str | None = None) -> RefreshResult:
     """The scheduled job: ingest what is new, then re-score every stored policy."""
-    ingested = ingest_flow(runs_dirs=runs_dirs, warehouse=warehouse)
-    rescored = rescore_flow(warehouse=warehouse)
-    return {"ingest": ingested, "rescore": rescored}
+    return RefreshResult(ingest_flow(runs_dirs=runs_dirs, warehouse=warehouse), rescore_flow(warehouse=warehouse))
+
+
+FLOWS = {"ingest": ingest_flow, "rescore": rescore_flow, "rejudge": rejudge_flow}
+
+
+def run_flow(flow: str, task_runner: str = "threads", dask_address: str | None = None, **args):
+    """The flow ``flow`` (ingest, rescore, rejudge) as a Prefect flow run, ingest's tasks on ``task_runner``."""
+    if flow == "ingest":
+        return ingest_flow.with_options(task_runner=make_task_runner(task_runner, dask_address))(**args)
+    return FLOWS[flow](**args)
+
+
+def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None) -> None:
+    """Serve the deployment ``scorelake-refresh/<name>`` on its schedule, in this process, until stopped."""
+    from prefect import serve as prefect_serve
+
+    prefect_serve(refresh_flow.to_deployment(name=name, cron=cron, interval=interval,
+                                             parameters={"runs_dirs": runs_dirs, "warehouse": warehouse}))

@@ -1,4 +1,4 @@
-"""The read commands: each asks ``scorelake.Warehouse`` and prints its answer."""
+"""Commands that answer from the views: sql, rates, summary, history, passk, report, check, log, policies."""
 
 from __future__ import annotations
 
@@ -12,26 +12,11 @@ import polars as pl
 import typer
 
 import scorelake
-from scorelake.flows._terminal import Grid, wrapped
-from scorelake.flows._terminal import show as show_grid
-from scorelake.flows.cli import (
-    RECORDED,
-    AsOfOpt,
-    Format,
-    FormatOpt,
-    PolicyOpt,
-    WarehouseOpt,
-    WideOpt,
-    cell,
-    command,
-    emit,
-    emitted,
-    err,
-    fail,
-    interval,
-    pct,
-    write_output,
-)
+from scorelake.cli._app import cell, command, emit, emitted, err, fail, interval, pct, write_output
+from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
+from scorelake.cli._terminal import Grid
+from scorelake.cli._terminal import show as show_grid
+from scorelake.transforms.names import RECORDED
 
 
 class RatesBy(StrEnum):
@@ -39,7 +24,7 @@ class RatesBy(StrEnum):
     signal = "signal"
 
 
-@command()
+@command
 def sql(
     query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views")],
     warehouse: WarehouseOpt = None,
@@ -82,7 +67,7 @@ def _signal_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
     return Grid(["signal", "pass rate", "counted in"], cells, f"{run_id} (policy {policy})", right={"pass rate"})
 
 
-@command()
+@command
 def rates(
     run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run (its session directory name)")] = None,
     by: Annotated[RatesBy, typer.Option("--by", help="Group by domain or by signal")] = RatesBy.domain,
@@ -133,7 +118,7 @@ def say_policy_judge(wh: scorelake.Warehouse, policy: str) -> None:
         err().print(f"[dim]policy {policy}: judge verdicts from judge '{judge}'[/]", highlight=False)
 
 
-@command()
+@command
 def summary(
     run: Annotated[str, typer.Argument(help="Run id: the session directory name, e.g. eval_20260902_091500")],
     policy: PolicyOpt = RECORDED,
@@ -157,45 +142,7 @@ def summary(
         sys.stdout.write(text)
 
 
-@command(name="compare")
-def compare_runs(
-    run_a: Annotated[str, typer.Argument(help="The earlier run (baseline)")],
-    run_b: Annotated[str, typer.Argument(help="The later run")],
-    policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
-) -> None:
-    """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test.
-
-    Example: scorelake compare eval_20260903_140200 eval_20260904_080000 --format csv
-    """
-    from scorelake.transforms.analysis import delta_text
-
-    c = scorelake.open(warehouse, as_of).compare(run_a, run_b, policy)
-    if fmt is Format.json:
-        sys.stdout.write(json.dumps({
-            "run_a": run_a, "run_b": run_b, "domains": c.deltas.to_dicts(), "fixed": c.fixed, "broken": c.broken,
-            "paired": c.paired, "mcnemar": {"broken": c.mcnemar.broken, "fixed": c.mcnemar.fixed,
-                                            "p_value": c.mcnemar.p_value}}, indent=2) + "\n")
-        return
-    if fmt is not Format.table or wide:
-        emitted(c.as_table(), fmt, wide)
-        return
-    headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"]
-    cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
-              pct(r["passed_b"], r["total_b"]), interval(r["ci_low_b"], r["ci_high_b"]), *delta_text(r, "")]
-             for r in c.deltas.iter_rows(named=True)]
-    show_grid(Grid(headers, cells, f"A {run_a} -> B {run_b} (composite success, policy {policy})",
-              right=set(headers[1:])))
-    print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
-    print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
-    print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
-                  f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}"))
-
-
-@command()
+@command
 def history(
     domain: Annotated[str, typer.Option("--domain", "-d", help="A domain bucket [default: the whole run]")] = "(all)",
     policy: PolicyOpt = RECORDED,
@@ -222,7 +169,7 @@ def history(
               right=set(headers[2:])).without_empty_columns())
 
 
-@command()
+@command
 def passk(
     group: Annotated[Optional[str], typer.Option("--group", "-g", help="One run group [default: every group]")] = None,
     policy: PolicyOpt = RECORDED,
@@ -252,7 +199,7 @@ def passk(
         show_grid(Grid(headers, cells, f"{run_group} (policy {policy})", right=set(headers[1:])).without_empty_columns())
 
 
-@command()
+@command
 def report(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the HTML file")],
     policy: PolicyOpt = RECORDED,
@@ -267,7 +214,7 @@ def report(
     err().print(f"report written to {out_file}")
 
 
-@command()
+@command
 def check(warehouse: WarehouseOpt = None) -> None:
     """Verify the warehouse: every run's committed rows complete, every stored policy scored, the
     view database reading only this warehouse's files.
@@ -285,7 +232,7 @@ def check(warehouse: WarehouseOpt = None) -> None:
     err().print(f"{wh.location}: consistent ({result.runs} runs)")
 
 
-@command()
+@command
 def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: WideOpt = False) -> None:
     """The warehouse versions, oldest first: what each write step did and the table versions it left
     (any of them is an --as-of VERSION).
@@ -314,7 +261,7 @@ POLICY_FIELDS = {"judge": "judge", "judge_threshold": "threshold", "min_agent_tu
                  "scorer_version": "scorer"}
 
 
-@command()
+@command
 def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatOpt = Format.table,
              wide: WideOpt = False) -> None:
     """List stored scoring policies.
@@ -332,153 +279,3 @@ def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatO
              for spec in stored.to_dicts()]
     show_grid(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
               note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())
-
-
-class ShowFormat(StrEnum):
-    text = "text"
-    json = "json"
-    html = "html"
-
-
-@command()
-def show(
-    run: Annotated[str, typer.Argument(help="Run id: the session directory (or results file) name")],
-    scenario: Annotated[Optional[str], typer.Argument(help="A scenario of the run [default: with --failed, all]")] = None,
-    failed: Annotated[bool, typer.Option("--failed", help="List the run's failed scenarios and the signals that "
-                                                          "failed them")] = False,
-    policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: Annotated[ShowFormat, typer.Option("--format", "-f", help="Output format")] = ShowFormat.text,
-) -> None:
-    """Why a scenario passed or failed: each signal with its verdict and evidence (judge score and
-    reason, NL assertions, DB predicates and hashes, unmatched reference actions, stop reason,
-    agent turns), then the transcript and the tool calls. With --failed: the run's failed scenarios.
-
-    Example: scorelake show eval_20260904_080000 qa__telephone_inventor
-    """
-    from scorelake.flows._terminal import terminal_width
-    from scorelake.transforms.render import explain, explain_html, explain_text
-
-    wh = scorelake.open(warehouse, as_of)
-    if scenario is None:
-        if not failed:
-            fail("give a SCENARIO, or --failed to list the run's failed scenarios", 2)
-        rows = wh.run_scenarios(run, policy, failed_only=True, limit=1_000_000)
-        if fmt is ShowFormat.json:
-            sys.stdout.write(json.dumps(rows.drop("matching").to_dicts(), default=str, indent=2) + "\n")
-            return
-        cells = [[r["scenario_name"], r["domain"], ", ".join(r["failed"] + (["stalled"] if r["stalled"] else [])),
-                  cell(r["judge_score"])] for r in rows.iter_rows(named=True)]
-        show_grid(Grid(["scenario", "domain", "failed by", "judge score"], cells,
-                       f"{run}: {rows.height} failed (policy {policy})", right={"judge score"}).without_empty_columns())
-        return
-    evidence = wh.evidence(run, scenario, policy).as_dict()
-    if fmt is ShowFormat.json:
-        sys.stdout.write(json.dumps(evidence, default=str, indent=2) + "\n")
-    elif fmt is ShowFormat.html:
-        sys.stdout.write(explain_html(explain(evidence)) + "\n")
-    else:
-        sys.stdout.write(explain_text(explain(evidence), min(terminal_width(sys.stdout) or 100, 100)))
-
-
-@command()
-def view(
-    port: Annotated[int, typer.Option(help="Port to listen on")] = 8765,
-    host: Annotated[str, typer.Option(help="Address to bind: off the loopback address a token is required")] = "127.0.0.1",
-    token: Annotated[Optional[str], typer.Option(
-        help="The token every request must carry (?token= or Authorization: Bearer) [default: a random one when "
-             "--host is not a loopback address; none on loopback]", envvar="SCORELAKE_VIEW_TOKEN")] = None,
-    policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-) -> None:
-    """Browse the warehouse in a web browser: runs and their domains' rates, a run's scenarios
-    (failed only, by domain, by failed signal, sorted), each scenario's verdict with its evidence,
-    two runs side by side, a policy switcher. Read-only; local by default.
-
-    Example: scorelake view --port 8765   (then open http://127.0.0.1:8765/)
-    """
-    import secrets
-    from urllib.parse import urlencode
-
-    import uvicorn
-
-    from scorelake.flows._web import is_loopback, make_app
-
-    wh = scorelake.open(warehouse, as_of)
-    wh.policy_id(policy)  # a missing warehouse or policy is said now, not on the first page
-    if not is_loopback(host) and not token:
-        token = secrets.token_urlsafe(24)
-    query = urlencode({k: v for k, v in (("token", token), ("policy", policy)) if v and v != RECORDED})
-    address = f"http://{host if ':' not in host else f'[{host}]'}:{port}/" + (f"?{query}" if query else "")
-    err().print(f"serving {wh.location} on {address} (Ctrl-C stops it)", highlight=False)
-    uvicorn.run(make_app(wh, token, policy=policy), host=host, port=port, log_level="warning")
-
-
-@command()
-def judges(
-    price_in: Annotated[Optional[float], typer.Option(help="Price per million input (prompt) tokens, for the cost")] = None,
-    price_out: Annotated[Optional[float], typer.Option(help="Price per million output tokens, for the cost")] = None,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
-) -> None:
-    """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
-    coverage of the stored judge inputs, error rate, calls, retries, tokens and cost.
-
-    Example: scorelake judges --price-in 0.5 --price-out 1.5
-    """
-    found = scorelake.open(warehouse, as_of).judges(price_in, price_out)
-    if emitted(found.drop("spec_json"), fmt, wide):
-        return
-    tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731
-    cells = [[r["judge"], r["model"] or ("each run's own" if r["judge"] != RECORDED else ""), r["base"] or "",
-              pct(r["judged"], r["inputs"]), pct(r["errors"], r["judged"]), str(r["asked"]),
-              str(r["from_cache"] + r["from_base"]), str(r["retries"]), tokens(r["prompt_tokens"]),
-              tokens(r["completion_tokens"]), "" if r["cost"] is None else f"{r['cost']:.2f}"]
-             for r in found.iter_rows(named=True)]
-    show_grid(Grid(["judge", "model", "from", "coverage", "errors", "asked", "no call", "retries", "tokens in",
-                    "tokens out", "cost"], cells, right={"coverage", "errors", "asked", "no call", "retries",
-                                                         "tokens in", "tokens out", "cost"}).without_empty_columns())
-
-
-@command(name="compare-judges")
-def compare_judges(
-    judge_a: Annotated[str, typer.Argument(help="The reference judge, e.g. recorded")],
-    judge_b: Annotated[str, typer.Argument(help="The judge compared with it")],
-    run: Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")] = None,
-    threshold: Annotated[Optional[float], typer.Option(
-        help="JUDGE_PASSED threshold for both [default: each run's --judge-threshold]")] = None,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
-) -> None:
-    """Which judge to trust: per domain, agreement of two judges on JUDGE_PASSED and on each NL
-    assertion, Cohen's kappa with a 95% interval, mean score difference, and the verdicts that flip.
-
-    Example: scorelake compare-judges recorded gpt-judge --run eval_20260904_080000
-    """
-    c = scorelake.open(warehouse, as_of).compare_judges(judge_a, judge_b, run, threshold)
-    if fmt is Format.json:
-        sys.stdout.write(json.dumps({"judge_a": judge_a, "judge_b": judge_b, "agreement": c.agreement.to_dicts(),
-                                     "flips": c.flips.to_dicts()}, indent=2, default=str) + "\n")
-        return
-    if fmt is Format.csv or wide:
-        emit(c.agreement, fmt, wide)
-        return
-    fmt_kappa = lambda r: "" if r["kappa"] is None else (  # noqa: E731
-        f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}]")
-    cells = [[r["domain"], r["kind"].replace("_", " "), str(r["pairs"]), pct(r["both_pass"] + r["neither"], r["pairs"]),
-              fmt_kappa(r), "" if r["mean_score_diff"] is None else f"{r['mean_score_diff']:+.3f}",
-              str(r["only_a"]), str(r["only_b"]), str(r["judge_errors"] or "")]
-             for r in c.agreement.iter_rows(named=True)]
-    show_grid(Grid(["domain", "verdict", "pairs", "agree", "kappa [95% CI]", "score B-A", "A only", "B only",
-                    "judge errors"], cells, f"judge A {judge_a} vs judge B {judge_b}",
-                   right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors"}))
-    flips = [f"{r['run_id']}/{r['scenario_name']}" + ("" if r["assertion_index"] is None else
-                                                      f" #{r['assertion_index']}")
-             + f" ({'A' if r['passed_a'] else 'B'} passes)" for r in c.flips.iter_rows(named=True)]
-    print(wrapped(f"flipped verdicts, {len(flips)}: {', '.join(flips) or 'none'}"))

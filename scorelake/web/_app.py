@@ -1,4 +1,4 @@
-"""``scorelake view``: a local, read-only web app over the warehouse (Starlette, which comes with
+"""The viewer (``scorelake view``): a local, read-only web app over the warehouse (Starlette, which comes with
 Prefect), each page a few queries of the Python API pushed to DuckDB (a run page is one page of
 its scenarios, however many the run has). Off the loopback address every request must carry the
 token (``?token=`` or ``Authorization: Bearer``)."""
@@ -15,9 +15,10 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 import scorelake
-from scorelake._api import SCENARIO_SORTS
 from scorelake.transforms.errors import NotFound, ScorelakeError
-from scorelake.transforms.render import explain, pages
+from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
+from scorelake.transforms.render import explain
+from scorelake.web import _pages as pages
 
 PAGE_SIZE = 100
 
@@ -32,7 +33,7 @@ def is_loopback(host: str) -> bool:
 
 
 def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int = PAGE_SIZE,
-             policy: str = "recorded") -> Starlette:
+             policy: str = RECORDED) -> Starlette:
     """The app over ``wh`` (read-only: GET pages only), pages under ``policy`` unless a page asks for
     another. With ``token`` set, a request without it is refused."""
     default_policy = policy
@@ -78,7 +79,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
 
     def scenario(request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
-        return pages.scenario_page(explain(wh.evidence(run_id, name, policy).as_dict(), limit=2000), run_id, policy,
+        return pages.scenario_page(explain(wh.evidence(run_id, name, policy), limit=2000), run_id, policy,
                                    token)
 
     def compare(request: Request, policy: str) -> str:

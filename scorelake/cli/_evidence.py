@@ -1,0 +1,88 @@
+"""Why a verdict is what it is: show, and the viewer (view)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import Annotated, Optional
+
+import typer
+
+import scorelake
+from scorelake.cli._app import cell, command, err, fail
+from scorelake.cli._options import AsOfOpt, PolicyOpt, WarehouseOpt
+from scorelake.cli._terminal import Grid
+from scorelake.cli._terminal import show as show_grid
+from scorelake.transforms.names import RECORDED
+
+
+class ShowFormat(StrEnum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+@command
+def show(
+    run: Annotated[str, typer.Argument(help="Run id: the session directory (or results file) name")],
+    scenario: Annotated[Optional[str], typer.Argument(help="A scenario of the run [default: with --failed, all]")] = None,
+    failed: Annotated[bool, typer.Option("--failed", help="List the run's failed scenarios and the signals that "
+                                                          "failed them")] = False,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: Annotated[ShowFormat, typer.Option("--format", "-f", help="Output format")] = ShowFormat.text,
+) -> None:
+    """Why a scenario passed or failed: each signal with its verdict and evidence (judge score and
+    reason, NL assertions, DB predicates and hashes, unmatched reference actions, stop reason,
+    agent turns), then the transcript and the tool calls. With --failed: the run's failed scenarios.
+
+    Example: scorelake show eval_20260904_080000 qa__telephone_inventor
+    """
+    from scorelake.cli._terminal import terminal_width
+    from scorelake.transforms.render import explain, explain_html, explain_text
+
+    wh = scorelake.open(warehouse, as_of)
+    if scenario is None:
+        if not failed:
+            fail("give a SCENARIO, or --failed to list the run's failed scenarios", 2)
+        rows = wh.run_scenarios(run, policy, failed_only=True, limit=1_000_000)
+        if fmt is ShowFormat.json:
+            sys.stdout.write(json.dumps(rows.drop("matching").to_dicts(), default=str, indent=2) + "\n")
+            return
+        cells = [[r["scenario_name"], r["domain"], ", ".join(r["failed"] + (["stalled"] if r["stalled"] else [])),
+                  cell(r["judge_score"])] for r in rows.iter_rows(named=True)]
+        show_grid(Grid(["scenario", "domain", "failed by", "judge score"], cells,
+                       f"{run}: {rows.height} failed (policy {policy})", right={"judge score"}).without_empty_columns())
+        return
+    evidence = wh.evidence(run, scenario, policy)
+    if fmt is ShowFormat.json:
+        sys.stdout.write(json.dumps(evidence.as_dict(), default=str, indent=2) + "\n")
+    elif fmt is ShowFormat.html:
+        sys.stdout.write(explain_html(explain(evidence)) + "\n")
+    else:
+        sys.stdout.write(explain_text(explain(evidence), min(terminal_width(sys.stdout) or 100, 100)))
+
+
+@command
+def view(
+    port: Annotated[int, typer.Option(help="Port to listen on")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to bind: off the loopback address a token is required")] = "127.0.0.1",
+    token: Annotated[Optional[str], typer.Option(
+        help="The token every request must carry (?token= or Authorization: Bearer) [default: a random one when "
+             "--host is not a loopback address; none on loopback]", envvar="SCORELAKE_VIEW_TOKEN")] = None,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+) -> None:
+    """Browse the warehouse in a web browser: runs and their domains' rates, a run's scenarios
+    (failed only, by domain, by failed signal, sorted), each scenario's verdict with its evidence,
+    two runs side by side, a policy switcher. Read-only; local by default.
+
+    Example: scorelake view --port 8765   (then open http://127.0.0.1:8765/)
+    """
+    from scorelake import web
+
+    web.serve(scorelake.open(warehouse, as_of), host, port, token, policy,
+              say=lambda line: err().print(line, highlight=False))

@@ -1,0 +1,155 @@
+"""Judges: rejudge (ask one again), judges (list them), compare-judges (which to trust)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+import scorelake
+from scorelake.cli._app import command, emit, emitted, err, fail, pct, say, say_converted
+from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt, WideOpt
+from scorelake.cli._terminal import Grid, wrapped
+from scorelake.cli._terminal import show as show_grid
+from scorelake.transforms.names import RECORDED
+
+
+@command
+def rejudge(
+    judge: Annotated[str, typer.Option("--judge", "-j", help="Name of the judge: a new one, or a stored one to go on with")],
+    judge_url: Annotated[Optional[str], typer.Option(
+        help="Full OpenAI-compatible chat-completions URL (.../v1/chat/completions) [default: each run's own]")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help="Model name [default: each run's own]")] = None,
+    run: RunsOpt = None,
+    only_errors: Annotated[bool, typer.Option(
+        help="Ask only where the base judge (--from, default 'recorded') failed; also ask this judge's own "
+             "failed judgements again")] = False,
+    base: Annotated[Optional[str], typer.Option(
+        "--from", help="Base judge whose judgements that did not fail are taken over [default with "
+                       "--only-errors: recorded]")] = None,
+    concurrency: Annotated[int, typer.Option(help="Calls in flight at once")] = 8,
+    retries: Annotated[int, typer.Option(help="Retries of a call that failed for a passing reason "
+                                              "(429, 5xx, a timeout, a dropped connection)")] = 5,
+    backoff: Annotated[float, typer.Option(help="Seconds before the first retry, doubled for each next one "
+                                                "(a Retry-After header wins)")] = 0.5,
+    api_key_env: Annotated[Optional[str], typer.Option(
+        help="Environment variable holding the key, sent as a Bearer token [default: JUDGE_API_KEY]")] = None,
+    prompt: Annotated[Optional[Path], typer.Option(
+        help="File whose text replaces the judge's system prompt (the stored user content is kept)")] = None,
+    timeout: Annotated[Optional[float], typer.Option(help="Seconds per request [default: each run's own]")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
+    temperature: Annotated[Optional[float], typer.Option(help="[default: each run's own]")] = None,
+    top_p: Annotated[Optional[float], typer.Option(help="[default: each run's own]")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
+    thinking_token_budget: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
+    warehouse: WarehouseOpt = None,
+    prefect: PrefectOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Ask an LLM judge again from the stored judge inputs, without re-running a conversation.
+
+    Sends each stored judge input the judge has not judged, with the payload upstream sends, and
+    stores its judgement as upstream would make it; transient failures are retried, a call that
+    still fails is stored as a judge error (ask again with --only-errors). Identical requests are
+    never paid twice. Then: scorelake rescore --policy NAME --judge JUDGE.
+
+    Example: scorelake rejudge --judge fixed-outage --only-errors
+    Example: scorelake rejudge --judge gpt-judge --judge-url https://api.openai.com/v1/chat/completions --judge-model gpt-5
+    """
+    prompt_text = None
+    if prompt is not None:
+        try:
+            prompt_text = prompt.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--prompt {prompt}: {getattr(exc, 'strerror', None) or exc}", 2)
+    wh = scorelake.open(warehouse)
+    result = wh.rejudge(judge, url=judge_url, model=judge_model, prompt=prompt_text, max_tokens=max_tokens,
+                        temperature=temperature, top_p=top_p, seed=seed, thinking_token_budget=thinking_token_budget,
+                        timeout=timeout, runs=run, only_errors=only_errors, base=base, concurrency=concurrency,
+                        api_key_env=api_key_env, retries=retries, backoff=backoff, prefect=prefect or None, verbose=verbose,
+                        progress=sys.stderr.isatty(), say=say)
+    say_converted(wh.location, result.converted)
+    if result.recovered:
+        err().print(f"{result.recovered} judgements of an interrupted rejudge recovered from its journal")
+    without = ", ".join(f"{n} from {'the cache' if k == 'cache' else 'the base judge'}"
+                        for k, n in sorted(result.without_call.items()))
+    err().print(f"judge '{result.judge}' ({result.settings}): {result.scope} stored inputs, "
+                f"{result.judged_already} judged already, {result.asked} asked"
+                + (f", {without}" if without else "")
+                + f"; {result.errors} errors, {result.retries} retries, {result.tokens:,} tokens; "
+                f"{result.ran}", highlight=False)
+    for sample in result.error_samples:
+        err().print(f"  [yellow]judge error[/] {sample[:300]}", highlight=False)
+    if result.errors:
+        err().print(f"ask them again: scorelake rejudge --judge {result.judge} --only-errors", highlight=False)
+
+
+@command
+def judges(
+    price_in: Annotated[Optional[float], typer.Option(help="Price per million input (prompt) tokens, for the cost")] = None,
+    price_out: Annotated[Optional[float], typer.Option(help="Price per million output tokens, for the cost")] = None,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
+    coverage of the stored judge inputs, error rate, calls, retries, tokens and cost.
+
+    Example: scorelake judges --price-in 0.5 --price-out 1.5
+    """
+    found = scorelake.open(warehouse, as_of).judges(price_in, price_out)
+    if emitted(found.drop("spec_json"), fmt, wide):
+        return
+    tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731
+    cells = [[r["judge"], r["model"] or ("each run's own" if r["judge"] != RECORDED else ""), r["base"] or "",
+              pct(r["judged"], r["inputs"]), pct(r["errors"], r["judged"]), str(r["asked"]),
+              str(r["from_cache"] + r["from_base"]), str(r["retries"]), tokens(r["prompt_tokens"]),
+              tokens(r["completion_tokens"]), "" if r["cost"] is None else f"{r['cost']:.2f}"]
+             for r in found.iter_rows(named=True)]
+    show_grid(Grid(["judge", "model", "from", "coverage", "errors", "asked", "no call", "retries", "tokens in",
+                    "tokens out", "cost"], cells, right={"coverage", "errors", "asked", "no call", "retries",
+                                                         "tokens in", "tokens out", "cost"}).without_empty_columns())
+
+
+@command
+def compare_judges(
+    judge_a: Annotated[str, typer.Argument(help="The reference judge, e.g. recorded")],
+    judge_b: Annotated[str, typer.Argument(help="The judge compared with it")],
+    run: RunsOpt = None,
+    threshold: Annotated[Optional[float], typer.Option(
+        help="JUDGE_PASSED threshold for both [default: each run's --judge-threshold]")] = None,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """Which judge to trust: per domain, agreement of two judges on JUDGE_PASSED and on each NL
+    assertion, Cohen's kappa with a 95% interval, mean score difference, and the verdicts that flip.
+
+    Example: scorelake compare-judges recorded gpt-judge --run eval_20260904_080000
+    """
+    c = scorelake.open(warehouse, as_of).compare_judges(judge_a, judge_b, run, threshold)
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps({"judge_a": judge_a, "judge_b": judge_b, "agreement": c.agreement.to_dicts(),
+                                     "flips": c.flips.to_dicts()}, indent=2, default=str) + "\n")
+        return
+    if fmt is Format.csv or wide:
+        emit(c.agreement, fmt, wide)
+        return
+    fmt_kappa = lambda r: "" if r["kappa"] is None else (  # noqa: E731
+        f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}]")
+    cells = [[r["domain"], r["kind"].replace("_", " "), str(r["pairs"]), pct(r["both_pass"] + r["neither"], r["pairs"]),
+              fmt_kappa(r), "" if r["mean_score_diff"] is None else f"{r['mean_score_diff']:+.3f}",
+              str(r["only_a"]), str(r["only_b"]), str(r["judge_errors"] or "")]
+             for r in c.agreement.iter_rows(named=True)]
+    show_grid(Grid(["domain", "verdict", "pairs", "agree", "kappa [95% CI]", "score B-A", "A only", "B only",
+                    "judge errors"], cells, f"judge A {judge_a} vs judge B {judge_b}",
+                   right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors"}))
+    flips = [f"{r['run_id']}/{r['scenario_name']}" + ("" if r["assertion_index"] is None else
+                                                      f" #{r['assertion_index']}")
+             + f" ({'A' if r['passed_a'] else 'B'} passes)" for r in c.flips.iter_rows(named=True)]
+    print(wrapped(f"flipped verdicts, {len(flips)}: {', '.join(flips) or 'none'}"))

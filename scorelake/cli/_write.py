@@ -1,0 +1,149 @@
+"""The write commands: ingest, rescore, compact, migrate, and serve (the scheduled refresh)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+import scorelake
+from scorelake.cli._app import command, err, fail, say, say_converted
+from scorelake.cli._options import PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
+
+
+@command
+def ingest(
+    runs_dirs: Annotated[Optional[list[Path]], typer.Argument(
+        help="Folders of eval_* sessions, or session folders [default: data/runs]")] = None,
+    warehouse: WarehouseOpt = None,
+    force: Annotated[bool, typer.Option(help="Re-read sessions whose fingerprint is unchanged")] = False,
+    group: Annotated[Optional[str], typer.Option(
+        help="Run group: the system these runs are trials of, for pass^k [default: one group for all "
+             "voice-agent sessions, one per tau2 / tau-bench file]")] = None,
+    task_runner: Annotated[str, typer.Option(
+        help="Where the per-run tasks run: threads, processes, or dask (prefect-dask, a Prefect flow)")] = "threads",
+    dask_address: Annotated[Optional[str], typer.Option(
+        help="Scheduler address of an existing Dask cluster [default: a local multi-process cluster]")] = None,
+    prefect: PrefectOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Ingest new or changed runs, score them, refresh the views.
+
+    In-process when no Prefect API is configured; a Prefect flow run when one is (PREFECT_API_URL or
+    a profile), with --prefect, or with --task-runner dask. RUNS_DIR may be a folder of voice-agent
+    eval_* sessions or a session folder, a tau2-bench results file or results folder (results.json +
+    simulations/), a tau-bench trajectory file, or a folder of them; formats are recognised by content.
+
+    Example: scorelake ingest /data/eval_results --group nemotron-v2
+    """
+    wh = scorelake.open(warehouse)
+    result = wh.ingest(runs_dirs, force=force, group=group, task_runner=task_runner, dask_address=dask_address,
+                       prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
+    say_converted(wh.location, result.converted)
+    for report in result.ingested:
+        err().print(f"{report.run_id}: {report.status}, {report.scenarios} scenarios"
+                    + (f", [yellow]{report.quarantined} quarantined[/]" if report.quarantined else ""))
+        for problem in report.problems:
+            err().print(f"  [yellow]quarantined[/] {problem}", highlight=False)
+        for warning in report.warnings:
+            err().print(f"  [yellow]warning[/] {warning}", highlight=False)
+    for moved in result.regrouped:
+        err().print(f"{moved.run_id}: unchanged, now in run group {moved.group}", highlight=False)
+    for refused in result.refused:
+        err().print(f"[red]refused[/] {refused.path}: {refused.reason}", highlight=False)
+    err().print(f"{len(result.ingested)} ingested, {len(result.unchanged)} unchanged, "
+                f"{len(result.refused)} refused -> {result.warehouse}; {result.ran}", highlight=False)
+    if result.refused:
+        raise typer.Exit(1)
+
+
+def _parse_whitelists(items: list[str]) -> dict[str, list[str]]:
+    whitelists = {}
+    for item in items:
+        domain, sep, signals = item.partition("=")
+        if not sep or not domain:
+            fail(f"--whitelist expects DOMAIN=signal[,signal...], got '{item}'", 2)
+        whitelists[domain] = [s.strip() for s in signals.split(",") if s.strip()]
+    return whitelists
+
+
+@command
+def rescore(
+    policy: Annotated[Optional[str], typer.Option(
+        "--policy", "-p", help="Policy name: a stored one, or a new one defined by the flags below")] = None,
+    judge_threshold: Annotated[Optional[float], typer.Option(help="Judge pass threshold (score >= F)")] = None,
+    min_agent_turns: Annotated[Optional[int], typer.Option(help="Stall filter (0 turns it off)")] = None,
+    strict_match: Annotated[Optional[bool], typer.Option(
+        "--strict-match/--lenient-match", help="Force ACTION_MATCH strict matching on or off")] = None,
+    judge: Annotated[Optional[str], typer.Option(
+        help="Take JUDGE_PASSED and NL_ASSERTION from this judge's judgements (see `scorelake judges`) "
+             "[default: the runs' own judge_result.json, the judge 'recorded']")] = None,
+    judge_enabled: Annotated[Optional[bool], typer.Option(
+        "--judge-enabled/--no-judge", help="Count the LLM judge's signals, or treat them as not applicable")] = None,
+    whitelist: Annotated[Optional[list[str]], typer.Option(
+        help="Override a domain's gating signals: DOMAIN=signal[,signal...] (repeatable)")] = None,
+    run: RunsOpt = None,
+    warehouse: WarehouseOpt = None,
+    prefect: PrefectOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Re-score stored runs under a policy from the tables alone (in-process, or a Prefect
+    flow run when an API is configured or with --prefect).
+
+    Example: scorelake rescore --policy lenient-judge --judge-threshold 0.8
+    Example: scorelake rescore --policy judged-by-gpt --judge gpt-judge
+    """
+    wh = scorelake.open(warehouse)
+    result = wh.rescore(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
+                        strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
+                        whitelists=_parse_whitelists(whitelist or []), runs=run, prefect=prefect or None,
+                        verbose=verbose, say=say)
+    say_converted(wh.location, result.converted)
+    err().print(f"policy '{result.policy}' ({result.policy_id}, judge {result.judge}): {result.scenarios} "
+                f"scenarios scored; {result.ran}", highlight=False)
+
+
+@command
+def compact(warehouse: WarehouseOpt = None) -> None:
+    """Compact every table: rows of replaced ingests dropped, small files bin-packed (Delta
+    optimize), files older than 90 days of history vacuumed (ingest and rescore do it on their own
+    once the files pile up).
+
+    Example: scorelake compact -w data/warehouse
+    """
+    wh = scorelake.open(warehouse)
+    wh.compact()
+    err().print(f"{wh.location}: compacted ({wh.runs().height} runs)")
+
+
+@command
+def migrate(warehouse: WarehouseOpt = None) -> None:
+    """Convert a warehouse of scorelake's former table format to Delta tables (the first write
+    command does it too); the old files are kept aside.
+
+    Example: scorelake migrate -w data/warehouse
+    """
+    wh = scorelake.open(warehouse)
+    kept = wh.migrate()
+    if kept is None:
+        fail(f"{wh.location}: nothing to migrate (no tables/ folder of the former format)", 2)
+    err().print(f"{wh.location}: converted to Delta tables ({wh.runs().height} runs); the former files are in "
+                f"{kept}: remove them once you no longer need them", highlight=False)
+
+
+@command
+def serve(
+    runs_dirs: Annotated[list[Path], typer.Argument(help="Folders of eval_* sessions to watch")],
+    cron: Annotated[Optional[str], typer.Option(help="Cron schedule, e.g. '0 * * * *'")] = None,
+    interval: Annotated[Optional[float], typer.Option(help="Seconds between runs")] = None,
+    name: Annotated[str, typer.Option(help="Deployment name")] = "scheduled",
+    warehouse: WarehouseOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Serve a Prefect deployment that ingests new runs and re-scores every stored policy on a schedule.
+
+    Example: scorelake serve /data/eval_results --cron '*/30 * * * *'
+    """
+    scorelake.open(warehouse).serve(runs_dirs, cron=cron, interval=interval, name=name, verbose=verbose, say=say)
