@@ -58,6 +58,20 @@ def summary_rates(session: str) -> dict[tuple[str, str], tuple[int, int]]:
     return rates
 
 
+# A test that uses one of these fixtures gets the marker; every test with one of them is also slow,
+# so `pytest -m "not slow"` is the developer's fast loop (CI runs everything).
+MARKER_OF_FIXTURE = {"s3_server": "s3", "prefect_server": "prefect", "browser": "browser"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture, marker in MARKER_OF_FIXTURE.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if any(item.get_closest_marker(marker) for marker in MARKER_OF_FIXTURE.values()):
+            item.add_marker("slow")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _shared_corpus_present():
     if not CONFORMANCE.is_dir():

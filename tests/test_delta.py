@@ -62,6 +62,7 @@ def test_an_unknown_warehouse_url_is_a_clear_error(s3_warehouse):
 
 # ---- time travel and the log ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_as_of_answers_as_the_warehouse_stood_then(runs_copy, tmp_path):
     runs = runs_copy(MIXED, BASELINE)
     wh = str(tmp_path / "wh")

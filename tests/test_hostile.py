@@ -161,6 +161,7 @@ def test_bad_usage_ends_with_a_message_not_a_traceback(sample, args, code, messa
     assert "pydantic" not in done.output and "https://errors" not in done.output
 
 
+@pytest.mark.slow
 def test_an_object_store_that_does_not_answer_is_one_line(sample):
     env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
            "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}

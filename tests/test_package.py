@@ -19,6 +19,8 @@ import scorelake
 from scorelake.cli import app
 from tests.conftest import BASELINE, CONFORMANCE, REPO
 
+pytestmark = [pytest.mark.slow]
+
 runner = CliRunner()
 
 

@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = [pytest.mark.slow]
+
 BIN = str(Path(sys.executable).parent)
 
 

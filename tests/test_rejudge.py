@@ -305,6 +305,7 @@ def test_429_and_500_are_retried_honouring_retry_after(sample):
     assert set(rows["attempts"]) == {2} and not rows["errored"].any() and set(rows["score"]) == {0.97}
 
 
+@pytest.mark.slow
 def test_a_slow_reply_times_out_and_is_retried(sample):
     def script(payload, n):
         return Reply(delay=2.0) if n == 0 else GOOD
@@ -422,6 +423,7 @@ def test_compare_judges_command(sample):
 
 # ---- kill -9 mid-way ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_rejudge_killed_mid_way_loses_only_the_calls_in_flight(sample, tmp_path):
     with JudgeServer(lambda p, n: Reply(content='{"score": 0.9, "reason": "slow"}', delay=0.15)) as server:
         command = [sys.executable, "-m", "scorelake", "rejudge", "-j", "killed", "--judge-url", server.url,
@@ -589,6 +591,7 @@ def test_run_judge_settings_come_from_the_invocation_with_upstreams_defaults():
     assert run_judge("not json", 0).url == "http://localhost:8000/v1/chat/completions"
 
 
+@pytest.mark.slow
 def test_the_progress_bar_shows_calls_errors_retries_and_tokens_on_a_terminal(sample):
     import pty
 

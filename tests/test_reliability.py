@@ -26,6 +26,8 @@ from scorelake.transforms.sources import Session, list_session, read_session
 from scorelake.transforms.warehouse import RUN_TABLES, TABLES, Store
 from tests.conftest import CONFORMANCE, no_prefect_env
 
+pytestmark = [pytest.mark.slow]
+
 MIXED = "eval_20260902_091500"
 BASELINE = "eval_20260904_080000"
 

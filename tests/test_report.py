@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from scorelake.cli import app
 
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 runner = CliRunner()
 

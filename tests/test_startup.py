@@ -10,8 +10,11 @@ import textwrap
 from pathlib import Path
 
 import anyio
+import pytest
 
 from tests.conftest import CONFORMANCE, REPO, no_prefect_env
+
+pytestmark = [pytest.mark.slow]
 
 SCORELAKE = str(Path(sys.executable).parent / "scorelake")
 MIXED = "eval_20260902_091500"

@@ -8,8 +8,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from scorelake.cli._terminal import Grid, show
 from scorelake.cli import app
+from scorelake.cli._terminal import Grid, show
 from scorelake.flows.flow_bodies import InProcess, ingest
 from scorelake.transforms.warehouse import Store
 from tests.conftest import CONFORMANCE, conformance_sessions, summary_rates

@@ -162,6 +162,7 @@ def test_off_loopback_a_token_is_required(warehouse):
         server.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_the_app_answers_as_the_warehouse_stood_at_a_version(warehouse, site):
     """`scorelake view --as-of`: the pages of an earlier version (here: before a policy existed)."""
     scorelake.open(warehouse).rescore("later-policy", judge_threshold=0.5)
