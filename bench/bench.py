@@ -185,13 +185,13 @@ ARROW_DATASETS = """from scorelake.transforms.warehouse import TABLES, Store
     con = duckdb.connect()
     for table in TABLES:
         con.register("delta_" + table, wh._arrow_dataset(table, None))
-    for _, statement in wh.view_sql():
+    for _, statement in wh.views.statements():
         con.execute(statement)"""
 
 COMPACT = """
     from scorelake.transforms.warehouse import Store
     start = time.perf_counter()
-    Store({warehouse!r}).compact()
+    Store({warehouse!r}).maintenance.compact()
 """
 
 REPLICATE = """
@@ -201,14 +201,14 @@ REPLICATE = """
     import polars as pl
     from scorelake.transforms.warehouse import RUN_TABLES, Store
     wh = Store({warehouse!r})
-    copies = math.ceil({rows} / wh.committed_runs()["n_scenarios"].sum())
+    copies = math.ceil({rows} / wh.tables.committed_runs()["n_scenarios"].sum())
     for table in ("runs", *RUN_TABLES):
-        rows = wh.read(table).collect()
-        wh.replace(table, pl.concat([rows.with_columns(run_id=pl.col("run_id") + f"_c{{c}}") if c else rows
+        rows = wh.tables.read(table).collect()
+        wh.tables.replace(table, pl.concat([rows.with_columns(run_id=pl.col("run_id") + f"_c{{c}}") if c else rows
                                      for c in range(copies)]))
-    wh.compact()
-    wh.build_views()
-    result["runs"] = wh.committed_runs().height
+    wh.maintenance.compact()
+    wh.views.build()
+    result["runs"] = wh.tables.committed_runs().height
 """
 
 # With the settings a write command gives a temporary server (flows.runtime): Prefect's own start-up

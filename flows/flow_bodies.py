@@ -77,30 +77,30 @@ def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
 
 def prepare(store: Store) -> None:
     """The tables of this scorelake declared (a warehouse written by an older one lacks some)."""
-    with store.writer_lock(COMMIT_LOCK_WAIT_S):
+    with store.lock.hold(COMMIT_LOCK_WAIT_S):
         prepare_for_writing(store)
 
 
 def migrate(store: Store) -> Path | None:
     """Convert a warehouse of the former table format to Delta tables: where the former files were
     kept, or None when there was nothing to convert."""
-    if store.legacy_tables() is None:
+    if store.tables.legacy_tables() is None:
         return None
-    with store.writer_lock():
-        if store.legacy_tables() is None:  # converted by another process meanwhile
+    with store.lock.hold():
+        if store.tables.legacy_tables() is None:  # converted by another process meanwhile
             return None
         kept = convert_legacy(store)
-        store.build_views()
+        store.views.build()
     return kept
 
 
 def compact(store: Store) -> None:
     """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""
-    store.require()
-    with store.writer_lock():
+    store.tables.require()
+    with store.lock.hold():
         prepare_for_writing(store)
-        store.compact()
-        store.build_views()
+        store.maintenance.compact()
+        store.views.build()
 
 
 # ---- fan-out ------------------------------------------------------------------------------------
@@ -167,22 +167,22 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
     ``group`` names the system the runs are trials of (pass^k); by default voice-agent sessions
     share one group and each tau2 / tau-bench file is its own.
     """
-    wh = Store(warehouse)
+    store = Store(warehouse)
     roots = [Path(p) for p in (runs_dirs or [DEFAULT_RUNS])]
     sessions = discover_sessions(roots, group)
     if not sessions:
         raise NothingFound(f"no run found in {', '.join(map(str, roots))}: expected voice-agent eval_* session folders "
                            "(with run_args.json), tau2-bench results or tau-bench trajectory files, at any depth")
-    with wh.writer_lock():
-        prepare_for_writing(wh)
-        save_policy(wh, Policy())
-        plan = plan_ingest(wh, sessions, force=force)
+    with store.lock.hold():
+        prepare_for_writing(store)
+        save_policy(store, Policy())
+        plan = plan_ingest(store, sessions, force=force)
         for session, reason in plan.refused:
             fanout.log("error", f"{session.path}: not ingested: {reason}")
-        record_refusals(wh, plan.refused)
+        record_refusals(store, plan.refused)
         reports, pending = [], []
         # a policy under a judge other than the runs' own is scored once that judge has judged them (rescore)
-        specs = [p.spec_json() for p in stored_policies(wh) if p.judge is None]
+        specs = [p.spec_json() for p in stored_policies(store) if p.judge is None]
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
             calls = [(s.run_id, str(s.path), s.kind, s.group, specs) for s in plan.todo]
@@ -190,16 +190,16 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
                 reports.append(ingested.report)
                 pending.append(ingested)
                 if sum(r.report.scenarios for r in pending) >= COMMIT_BATCH_SCENARIOS:
-                    commit_ingested(wh, pending)
+                    commit_ingested(store, pending)
                     pending = []
                 bar.advance(job)
-        commit_ingested(wh, pending)
+        commit_ingested(store, pending)
         if plan.regroup:
-            group_runs(wh, plan.regroup)
+            group_runs(store, plan.regroup)
         if plan.todo:
-            wh.compact_if_fragmented()
-        wh.build_views()
-    return IngestResult(wh.location, sorted(reports, key=lambda r: r.run_id), [s.run_id for s in plan.unchanged],
+            store.maintenance.compact_if_fragmented()
+        store.views.build()
+    return IngestResult(store.location, sorted(reports, key=lambda r: r.run_id), [s.run_id for s in plan.unchanged],
                         [Regrouped(s.run_id, s.group) for s in plan.regroup],
                         [Refusal(printable(str(s.path)), reason) for s, reason in plan.refused])
 
@@ -208,21 +208,21 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
                      run_ids: list[str] | None = None) -> RescoreResult:
     """Re-score stored runs from the tables alone under the given policies (JSON specs; default: every
     stored policy). A new policy is stored once all its scores are written: it appears whole."""
-    wh = Store(warehouse)
-    wh.require()
-    with wh.writer_lock():
-        prepare_for_writing(wh)
-        policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(wh))
+    store = Store(warehouse)
+    store.tables.require()
+    with store.lock.hold():
+        prepare_for_writing(store)
+        policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(store))
         for policy in policies:
-            check_policy(wh, policy)
-        calls = [(wh.location, p.name, p.spec_json(), run_ids) for p in policies]
+            check_policy(store, policy)
+        calls = [(store.location, p.name, p.spec_json(), run_ids) for p in policies]
         scored = dict(fanout.run(rescore_policy_job, calls))
         for policy in policies:
-            if save_policy(wh, policy) or scored[policy.name]:  # a step the log shows: something changed
-                wh.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
-        wh.compact_if_fragmented()
-        wh.build_views()
-    return RescoreResult(wh.location, scored)
+            if save_policy(store, policy) or scored[policy.name]:  # a step the log shows: something changed
+                store.log.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
+        store.maintenance.compact_if_fragmented()
+        store.views.build()
+    return RescoreResult(store.location, scored)
 
 
 def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
@@ -239,14 +239,14 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
     """Ask a judge about every stored judge input it has not judged (taking over its base judge's
     judgements that did not fail; ``only_errors``: its own failed ones asked again too), a batch at a
     time: ``run_batch`` is the Prefect task, or None to run the calls here with a live progress bar."""
-    wh = Store(warehouse)
-    wh.require()
+    store = Store(warehouse)
+    store.tables.require()
     spec = JudgeSpec.model_validate_json(spec_json)
     retry = RetryPolicy(attempts=retries + 1, backoff_s=backoff)
-    with wh.writer_lock(COMMIT_LOCK_WAIT_S):
-        prepare_for_writing(wh)
-    recovered = commit_orphaned_journals(wh)
-    plan = plan_rejudge(wh, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
+    with store.lock.hold(COMMIT_LOCK_WAIT_S):
+        prepare_for_writing(store)
+    recovered = commit_orphaned_journals(store)
+    plan = plan_rejudge(store, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
     total, samples = Tally(), []  # of the batches done
     with _progress(progress, TextColumn("{task.fields[stats]}")) as bar:  # errors, retries, tokens
         job = bar.add_task(f"judge {spec.name}", total=plan.todo.height, stats="")
@@ -271,10 +271,10 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
         # One call first: a refused key or a wrong URL stops the command here, with nothing stored.
         if plan.todo.height:
             add(rejudge_job(warehouse, spec_json, plan.todo.head(1), 1, api_key_env, retry, advanced))
-        with wh.writer_lock(COMMIT_LOCK_WAIT_S):
-            save_judge(wh, spec)
+        with store.lock.hold(COMMIT_LOCK_WAIT_S):
+            save_judge(store, spec)
         if plan.copied.height:
-            commit_judgements(wh, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
+            commit_judgements(store, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
         # A Prefect task per batch; in-process one stream of calls (each batch's last calls leave the
         # concurrency idle while they finish)
         rest = plan.todo.slice(1)
@@ -285,7 +285,7 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
             else:
                 add(run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index))
     sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
-    return RejudgeResult(wh.location, spec.name, spec.describe(), plan.scope, plan.judged_already, dict(sources),
+    return RejudgeResult(store.location, spec.name, spec.describe(), plan.scope, plan.judged_already, dict(sources),
                          total.done, total.errors, total.retries, total.tokens, recovered, samples)
 
 

@@ -63,7 +63,7 @@ class Warehouse:
         return f"scorelake.open({self.location!r}" + (f", as_of={self.as_of!r})" if self.as_of else ")")
 
     def exists(self) -> bool:
-        return self._store.exists()
+        return self._store.tables.exists()
 
     # ---- reading ----------------------------------------------------------------------------------
     @contextmanager
@@ -72,8 +72,8 @@ class Warehouse:
         if self._con is not None:
             yield self._con
             return
-        self._store.require()
-        with self._store.connect(self.as_of) as con:
+        self._store.tables.require()
+        with self._store.views.connect(self.as_of) as con:
             self._con = con
             try:
                 yield con
@@ -82,7 +82,7 @@ class Warehouse:
 
     def _query(self, name: str, **params: object) -> pl.DataFrame:
         with self.connection() as con:
-            return self._store.query(con, name, **params)
+            return self._store.views.query(con, name, **params)
 
     def _policy(self, policy: str) -> dict:
         found = self._query("policy", policy=policy)
@@ -123,7 +123,7 @@ class Warehouse:
                 if len(statements) != 1 or statements[0].type.name not in READ_STATEMENTS:
                     raise InvalidArgument("one read-only query is allowed (SELECT, WITH, FROM, DESCRIBE, SHOW, "
                                           "SUMMARIZE, EXPLAIN): the warehouse cannot be changed from here")
-                return fetch(con, query, params, self._store.limits.timeout_s)
+                return fetch(con, query, params, self._store.views.limits.timeout_s)
             except duckdb.Error as exc:
                 raise InvalidArgument(str(exc).splitlines()[0]) from None
 
@@ -255,20 +255,20 @@ class Warehouse:
 
     def log(self) -> list[Commit]:
         """Every write step, oldest first: its version (an ``as_of``), time, what it did, table versions."""
-        self._store.require()
-        return self._store.log()
+        self._store.tables.require()
+        return self._store.log.entries()
 
     def check(self) -> CheckResult:
         """Verify the committed state: every run's rows complete, every stored policy scored, the
         view database reading only this warehouse's files."""
         from scorelake.transforms.pipeline import task_id_warnings, verify
 
-        self._store.require()
+        self._store.tables.require()
         store = self._store
-        runs = store.committed_runs()
-        problems = verify(store) + store.view_problems()
+        runs = store.tables.committed_runs()
+        problems = verify(store) + store.views.problems()
         warnings = [f"{run_id}: {warning}" for run_id, warning in
-                    task_id_warnings(store.scan("scenarios", runs)).items()]
+                    task_id_warnings(store.tables.scan("scenarios", runs)).items()]
         return CheckResult(runs.height, problems, warnings)
 
     # ---- writing ----------------------------------------------------------------------------------
@@ -351,7 +351,7 @@ class Warehouse:
 
         self._writable()
         converted = self.migrate()
-        self._store.require()
+        self._store.tables.require()
         self._prepared()
         chosen = self.define_policy(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                                     strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
@@ -394,7 +394,7 @@ class Warehouse:
         if not 0 <= retries <= 100 or not 0 <= backoff <= 600:
             raise InvalidArgument(f"--retries 0 to 100 and --backoff 0 to 600 seconds (got {retries}, {backoff})")
         converted = self.migrate()
-        self._store.require()
+        self._store.tables.require()
         self._prepared()
         spec = define_judge(self._store, judge, default_base=base or (RECORDED if only_errors else None), url=url,
                             model=model, prompt=prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p,

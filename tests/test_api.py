@@ -20,7 +20,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def wh(ingested):
     store, _ = ingested
-    return scorelake.open(store.root)
+    return scorelake.open(store.tables.root)
 
 
 def test_runs_lists_every_committed_run_in_session_order(wh):
@@ -55,7 +55,7 @@ def test_rates_match_upstreams_summary_and_the_command_line(wh, ingested):
     assert got == {k: v for k, v in summary_rates(MIXED).items() if k[0] != "(all)" and k[1] == "success"}
     by_signal = wh.rates(by="signal", run=MIXED)
     assert dict(zip(by_signal["signal"], zip(by_signal["passed"], by_signal["total"])))["clean_exit"] == (27, 31)
-    done = runner.invoke(app, ["rates", "--run", MIXED, "-f", "csv", "-w", str(ingested[0].root)])
+    done = runner.invoke(app, ["rates", "--run", MIXED, "-f", "csv", "-w", str(ingested[0].tables.root)])
     assert pl.read_csv(done.stdout.encode()).equals(pl.read_csv(by_domain.write_csv().encode()))
 
 

@@ -54,7 +54,7 @@ def expected_flips(a: str, b: str) -> dict[str, str]:
 
 def test_run_diff_matches_hand_computed_flips(ingested):
     wh, _ = ingested
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         rows = con.execute("SELECT scenario_name, flip, stalled_a, stalled_b FROM run_diff "
                            "WHERE run_a = ? AND run_b = ? AND policy_id = ? AND flipped",
                            [BASE, NO_STALL, Policy().id]).fetchall()
@@ -65,7 +65,7 @@ def test_run_diff_matches_hand_computed_flips(ingested):
 
 def test_compare_command_reports_deltas_flips_and_mcnemar(ingested):
     wh, _ = ingested
-    result = runner.invoke(app, ["compare", BASE, NO_STALL, "--warehouse", str(wh.root), "--format", "json"])
+    result = runner.invoke(app, ["compare", BASE, NO_STALL, "--warehouse", str(wh.tables.root), "--format", "json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert sorted(report["fixed"]) == ["qa__moon_landing", "restaurant__waitlist_join_then_drop"]
@@ -76,13 +76,13 @@ def test_compare_command_reports_deltas_flips_and_mcnemar(ingested):
     assert overall["delta"] == pytest.approx(2 / 14)
     assert overall["delta_ci_low"] < overall["delta"] < overall["delta_ci_high"]
 
-    table = runner.invoke(app, ["compare", BASE, NO_STALL, "--warehouse", str(wh.root)])
+    table = runner.invoke(app, ["compare", BASE, NO_STALL, "--warehouse", str(wh.tables.root)])
     assert "exact McNemar on 14 paired scenarios: 0 broken vs 2 fixed, p = 0.5" in table.stdout
 
 
 def test_history_lists_runs_in_session_order_with_intervals(ingested):
     wh, _ = ingested
-    result = runner.invoke(app, ["history", "--domain", "tau2_retail", "-w", str(wh.root), "-f", "json"])
+    result = runner.invoke(app, ["history", "--domain", "tau2_retail", "-w", str(wh.tables.root), "-f", "json"])
     rows = json.loads(result.stdout)
     assert [r["run_id"] for r in rows] == sorted(r["run_id"] for r in rows)  # eval_<timestamp> names
     for r in rows:

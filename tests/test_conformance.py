@@ -43,8 +43,8 @@ def upstream_verdicts(m: dict) -> dict:
 
 
 def scored_rows(wh, run_id: str, policy: Policy) -> dict[str, dict]:
-    with wh.connect() as con:
-        rows = wh.query(con, "summary_scenarios", run_id=run_id, policy_id=policy.id).to_dicts()
+    with wh.views.connect() as con:
+        rows = wh.views.query(con, "summary_scenarios", run_id=run_id, policy_id=policy.id).to_dicts()
     return {r["scenario_name"]: r for r in rows}
 
 
@@ -78,7 +78,7 @@ def test_scenario_order_is_all_metrics_order(recorded, session):
 @pytest.mark.parametrize("session", SESSIONS)
 def test_summary_is_byte_identical(ingested, session):
     wh, _ = ingested
-    result = runner.invoke(app, ["summary", session, "--warehouse", str(wh.root)])
+    result = runner.invoke(app, ["summary", session, "--warehouse", str(wh.tables.root)])
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (CONFORMANCE / session / "all_summary.txt").read_bytes()
 
@@ -101,7 +101,7 @@ def variants(ingested):
         args = ["rescore", "--policy", p.name, "--judge-threshold", str(p.judge_threshold),
                 "--min-agent-turns", str(p.min_agent_turns),
                 "--strict-match" if p.strict_match else "--lenient-match",
-                "--judge-enabled" if p.judge_enabled else "--no-judge", "--run", BASELINE, "--warehouse", str(wh.root)]
+                "--judge-enabled" if p.judge_enabled else "--no-judge", "--run", BASELINE, "--warehouse", str(wh.tables.root)]
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
     return {s: scored_rows(wh, BASELINE, variant_policy(s)) for s in VARIANTS}
@@ -118,14 +118,14 @@ def test_rescored_baseline_matches_variant_scenario(variants, variant, scenario)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_rescored_baseline_summary_equals_variant_summary(ingested, variants, variant):
     wh, _ = ingested
-    result = runner.invoke(app, ["summary", BASELINE, "--policy", f"as-{variant}", "--warehouse", str(wh.root)])
+    result = runner.invoke(app, ["summary", BASELINE, "--policy", f"as-{variant}", "--warehouse", str(wh.tables.root)])
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (CONFORMANCE / variant / "all_summary.txt").read_bytes()
 
 
 def assert_rates_match_summary(wh, run_id: str, policy_id: str, summary_of: str) -> None:
     """rate_rollup, added up from rate_counts, against every figure of upstream's all_summary.txt."""
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         rollup = {r["domain"]: r for r in con.sql("SELECT * FROM rate_rollup WHERE run_id = $run AND policy_id = "
                                                   "$policy", params={"run": run_id, "policy": policy_id}).pl().to_dicts()}
     expected = summary_rates(summary_of)

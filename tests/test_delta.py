@@ -43,7 +43,7 @@ def test_s3_warehouse_answers_as_a_local_one(s3_warehouse, ingested):
     assert ok("summary", MIXED, "-w", s3_warehouse) == (CONFORMANCE / MIXED / "all_summary.txt").read_text()
     query = ("SELECT * FROM domain_rates WHERE run_id IN ('{}', '{}') AND policy_id IN "  # other tests add policies
              "(SELECT policy_id FROM stg_policies WHERE name = 'recorded') ORDER BY ALL").format(MIXED, BASELINE)
-    assert ok("sql", query, "-w", s3_warehouse, "-f", "csv") == ok("sql", query, "-w", str(local.root), "-f", "csv")
+    assert ok("sql", query, "-w", s3_warehouse, "-f", "csv") == ok("sql", query, "-w", str(local.tables.root), "-f", "csv")
     assert ok("check", "-w", s3_warehouse) == ""
 
     # Readable without scorelake: deltalake alone, Polars, DuckDB over deltalake's Arrow dataset.
@@ -143,7 +143,7 @@ def rows(con, relation: str, columns: list[str] | None = None) -> list[tuple]:
 def assert_answers_as_before(wh: Path, expected: Path) -> None:
     """Every view answers as it did (in the columns it had then: views may have gained some)."""
     then = {view: f"read_csv('{expected / view}.csv', all_varchar = true)" for view in LEGACY_VIEWS}
-    with Store(wh).connect() as con:
+    with Store(wh).views.connect() as con:
         now = {view: rows(con, view, duckdb.sql(f"SELECT * FROM {then[view]} LIMIT 0").columns)
                for view in LEGACY_VIEWS}
     for view in LEGACY_VIEWS:

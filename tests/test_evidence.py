@@ -19,7 +19,7 @@ MIXED = "eval_20260902_091500"
 
 @pytest.fixture(scope="module")
 def wh(ingested):
-    return scorelake.open(ingested[0].root)
+    return scorelake.open(ingested[0].tables.root)
 
 
 def scenario_files(session: str):
@@ -78,7 +78,7 @@ def test_tau2_simulations_bring_messages_and_tool_calls(tmp_path):
 
 
 def test_show_explains_a_failed_scenario_in_100_columns(wh, ingested):
-    done = runner.invoke(app, ["show", BASELINE, "qa__telephone_inventor", "-w", str(ingested[0].root)],
+    done = runner.invoke(app, ["show", BASELINE, "qa__telephone_inventor", "-w", str(ingested[0].tables.root)],
                          env={"COLUMNS": "100"})
     assert done.exit_code == 0, done.output
     text = done.output
@@ -90,7 +90,7 @@ def test_show_explains_a_failed_scenario_in_100_columns(wh, ingested):
 
 
 def test_show_names_what_each_signal_rests_on(wh, ingested):
-    root = str(ingested[0].root)
+    root = str(ingested[0].tables.root)
     failed = runner.invoke(app, ["show", MIXED, "--failed", "-w", root, "-f", "json"])
     rows = json.loads(failed.output)
     assert rows and all(r["is_successful"] is False for r in rows)
@@ -108,9 +108,9 @@ def test_show_names_what_each_signal_rests_on(wh, ingested):
 
 
 def test_show_says_what_is_missing(ingested):
-    done = runner.invoke(app, ["show", BASELINE, "nope", "-w", str(ingested[0].root)])
+    done = runner.invoke(app, ["show", BASELINE, "nope", "-w", str(ingested[0].tables.root)])
     assert done.exit_code == 2 and "no scenario 'nope'" in done.output
-    done = runner.invoke(app, ["show", BASELINE, "-w", str(ingested[0].root)])
+    done = runner.invoke(app, ["show", BASELINE, "-w", str(ingested[0].tables.root)])
     assert done.exit_code == 2 and "--failed" in done.output
 
 

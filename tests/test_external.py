@@ -30,7 +30,7 @@ def external(tmp_path_factory):
 
 
 def pass_hat_k(wh: Store, run_group: str) -> dict[int, tuple]:
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         rows = con.execute("SELECT k, pass_hat_k, claimed_pass_hat_k FROM pass_hat_k WHERE run_group = ? "
                            "AND policy_id = ? ORDER BY k", [run_group, Policy().id]).fetchall()
     return {k: (p, claimed) for k, p, claimed in rows}
@@ -74,7 +74,7 @@ def test_tau_bench_pass_hat_1_to_4_equal_the_published_readme(external):
 ])
 def test_checks_map_onto_the_signals(external, run_id, counts):
     wh, _ = external
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         got = con.execute(
             "SELECT count(*) FILTER (WHERE clean_exit), count(*) FILTER (WHERE db_state_match), "
             "count(*) FILTER (WHERE db_state_assertion_pass_rate = 1), count(*) FILTER (WHERE is_successful) "
@@ -84,7 +84,7 @@ def test_checks_map_onto_the_signals(external, run_id, counts):
 
 def test_verdicts_keep_every_check(external):
     wh, _ = external
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         kinds = dict(con.execute(
             "SELECT kind, count(*) FROM stg_verdicts WHERE run_id = 'gpt-4.1_telecom_default_gpt-4.1_1trials' "
             "GROUP BY kind").fetchall())
@@ -108,7 +108,7 @@ def test_dir_format_reads_like_the_monolithic_file(prefect_server, tmp_path):
     assert (report.run_id, report.scenarios, report.quarantined) == ("airline-dir", 50, 1)
     wh = Store(tmp_path / "wh")
     assert pass_hat_k(wh, "airline-dir")[1][1] == pytest.approx(0.56)
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         assert con.execute("SELECT file, reason FROM quarantined").fetchall() == [
             ("simulations/broken.json", "invalid JSON")]
 
@@ -127,7 +127,7 @@ TAU2_FILES = {"toolorchestra_airline_gpt-5_1trial": 50, "toolorchestra_retail_gp
 
 def test_recomputed_reward_equals_tau2s_reward_on_every_simulation(external):
     wh, _ = external
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         rows = con.execute(
             "SELECT run_id, count(*), count(*) FILTER (WHERE abs(reward - claimed_reward) <= 1e-6), "
             "count(*) FILTER (WHERE is_successful = (abs(claimed_reward - 1) <= 1e-6)) "
@@ -145,7 +145,7 @@ def test_recomputed_reward_equals_tau2s_reward_on_every_simulation(external):
 
 def test_task_ids_that_contradict_their_task_are_recovered_and_reported(external):
     wh, result = external
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         counts = dict((r, (c, u)) for r, c, u in con.execute(
             "SELECT run_id, count(task_id_claimed), count(*) FILTER (WHERE task_id LIKE '% (unresolved)') "
             "FROM stg_scenarios GROUP BY run_id").fetchall())
@@ -163,7 +163,7 @@ def test_task_ids_that_contradict_their_task_are_recovered_and_reported(external
     warned = {r.run_id: r.warnings for r in result.ingested}
     assert "49 of 50 simulations carry a task_id that contradicts" in warned["toolorchestra_airline_gpt-5_1trial"][0]
     assert warned["gpt-4.1_telecom_default_gpt-4.1_1trials"] == []
-    check = runner.invoke(app, ["check", "-w", str(wh.root)])
+    check = runner.invoke(app, ["check", "-w", str(wh.tables.root)])
     assert check.exit_code == 0
     assert "toolorchestra_retail_gpt-5_1trial: 113 of 114 simulations" in check.stderr
     assert "111 recovered from their checks, 2 unresolved" in check.stderr
@@ -171,16 +171,16 @@ def test_task_ids_that_contradict_their_task_are_recovered_and_reported(external
 
 def test_passk_command_prints_recomputed_and_claimed_side_by_side(external):
     wh, _ = external
-    table = runner.invoke(app, ["passk", "--group", "gpt-4o-airline", "-w", str(wh.root)], env={"COLUMNS": "100"})
+    table = runner.invoke(app, ["passk", "--group", "gpt-4o-airline", "-w", str(wh.tables.root)], env={"COLUMNS": "100"})
     assert table.exit_code == 0, table.output
     claimed = [line.split()[-1] for line in table.stdout.splitlines() if line.startswith("taubench_airline")]
     assert claimed == ["0.420", "0.273", "0.220", "0.200"]
-    rows = json.loads(runner.invoke(app, ["passk", "-f", "json", "-w", str(wh.root)]).stdout)
+    rows = json.loads(runner.invoke(app, ["passk", "-f", "json", "-w", str(wh.tables.root)]).stdout)
     orchestra = {(r["run_group"], r["k"]): r for r in rows if r["run_group"].startswith("toolorchestra")}
     assert round(orchestra["toolorchestra_retail_gpt-5_1trial", 1]["pass_hat_k"] * 100, 1) == 84.2
     assert orchestra["toolorchestra_retail_gpt-5_1trial", 1]["ci_low"] < 0.842 < orchestra[
         "toolorchestra_retail_gpt-5_1trial", 1]["ci_high"]
-    unknown = runner.invoke(app, ["passk", "--group", "nope", "-w", str(wh.root)])
+    unknown = runner.invoke(app, ["passk", "--group", "nope", "-w", str(wh.tables.root)])
     assert unknown.exit_code == 2 and "no run group 'nope'" in unknown.stderr
 
 
@@ -194,7 +194,7 @@ def test_a_reward_that_disagrees_with_its_checks_is_recorded_not_relabelled(tmp_
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "edited.json").write_text(json.dumps(doc))
     ingest(InProcess(), runs_dirs=[str(tmp_path / "runs")], warehouse=str(tmp_path / "wh"))
-    with Store(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").views.connect() as con:
         rows = con.execute("SELECT claimed_reward, reward, basis_checks_missing, reason FROM reward_disagreements "
                            "ORDER BY reason").fetchall()
     assert (1.0, 0.0, [], "reward disagrees with its checks") in rows

@@ -217,12 +217,12 @@ def test_rates_by_domain_carry_every_signal_and_compare_pairs_a_run_with_itself(
 
 def test_compare_as_csv_keeps_the_flips_and_the_test(ingested):
     store, _ = ingested
-    done = runner.invoke(app, ["compare", BASELINE, "eval_20260904_083000", "-f", "csv", "-w", str(store.root)])
+    done = runner.invoke(app, ["compare", BASELINE, "eval_20260904_083000", "-f", "csv", "-w", str(store.tables.root)])
     import polars as pl
 
     table = pl.read_csv(done.stdout.encode())
     whole = table.filter(pl.col("domain") == "(all)").row(0, named=True)
-    c = scorelake.open(store.root).compare(BASELINE, "eval_20260904_083000")
+    c = scorelake.open(store.tables.root).compare(BASELINE, "eval_20260904_083000")
     assert whole["paired"] == c.paired and whole["mcnemar_p_value"] == pytest.approx(c.mcnemar.p_value)
     assert sorted(filter(None, (whole["fixed"] or "").split(";"))) == sorted(c.fixed)
     assert sorted(filter(None, (whole["broken"] or "").split(";"))) == sorted(c.broken)

@@ -23,7 +23,7 @@ runner = CliRunner()
 
 def test_views_answer_from_a_plain_duckdb_client(ingested):
     wh, _ = ingested
-    con = duckdb.connect(str(wh.db_path), read_only=True)
+    con = duckdb.connect(str(wh.tables.db_path), read_only=True)
     policy = Policy().id
 
     per_domain = con.execute(
@@ -63,22 +63,22 @@ def test_tables_are_delta_tables_other_engines_read(ingested):
     from deltalake import DeltaTable
 
     wh, _ = ingested
-    runs = DeltaTable(str(wh.root / "runs")).to_pyarrow_table()
+    runs = DeltaTable(str(wh.tables.root / "runs")).to_pyarrow_table()
     assert runs.num_rows == 9 and "generation" in runs.column_names
-    verdicts = DeltaTable(str(wh.root / "verdicts")).to_pyarrow_dataset()
+    verdicts = DeltaTable(str(wh.tables.root / "verdicts")).to_pyarrow_dataset()
     kinds = dict(duckdb.sql("SELECT kind, count(*) FROM verdicts GROUP BY kind").fetchall())
     assert kinds["db_state_assertion"] > 0 and kinds["nl_assertion"] > 0
-    files = DeltaTable(str(wh.root / "scenarios")).file_uris()
+    files = DeltaTable(str(wh.tables.root / "scenarios")).file_uris()
     (scenarios,), = duckdb.sql(f"SELECT count(*) FROM read_parquet({files})").fetchall()
-    assert scenarios == pl.scan_delta(str(wh.root / "scenarios")).select(pl.len()).collect().item()
-    with wh.connect() as con:
+    assert scenarios == pl.scan_delta(str(wh.tables.root / "scenarios")).select(pl.len()).collect().item()
+    with wh.views.connect() as con:
         assert con.execute("SELECT count(*) FROM stg_scenarios").fetchone() == (scenarios,)
         assert con.execute("SELECT count(*) FROM stg_verdicts").fetchone() == (sum(kinds.values()),)
 
 
 def test_resumed_session_keeps_killed_dirs_out(ingested):
     wh, _ = ingested
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         run = con.execute("SELECT n_invocations, n_killed_dirs, n_scenarios FROM stg_runs WHERE run_id = ?",
                           [RESUMED]).fetchone()
     assert run == (2, 3, 32)
@@ -140,7 +140,7 @@ def test_bad_scenarios_are_quarantined_and_the_rest_ingested(prefect_server, run
     result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
     (report,) = result.ingested
     assert report.scenarios == len(dirs) - 5 and report.quarantined == 5
-    with Store(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").views.connect() as con:
         rows = con.execute("SELECT scenario_name, file, reason FROM quarantined ORDER BY scenario_name").fetchall()
     reasons = {name: (file, reason) for name, file, reason in rows}
     assert reasons[dirs[0].name] == (f"{dirs[0].name}/metrics.json", "invalid JSON")
@@ -153,18 +153,18 @@ def test_bad_scenarios_are_quarantined_and_the_rest_ingested(prefect_server, run
 def test_sql_cannot_modify_the_warehouse_or_read_outside_it(ingested):
     wh, _ = ingested
     for statement in ("CREATE TABLE t AS SELECT 1", "DROP VIEW domain_rates",
-                      "SELECT * FROM read_csv('/etc/passwd')", f"COPY (SELECT 1) TO '{wh.root}/x.csv'",
-                      "SET enable_external_access = true", f"ATTACH '{wh.root}/other.duckdb' AS o"):
-        result = runner.invoke(app, ["sql", statement, "--warehouse", str(wh.root)])
+                      "SELECT * FROM read_csv('/etc/passwd')", f"COPY (SELECT 1) TO '{wh.tables.root}/x.csv'",
+                      "SET enable_external_access = true", f"ATTACH '{wh.tables.root}/other.duckdb' AS o"):
+        result = runner.invoke(app, ["sql", statement, "--warehouse", str(wh.tables.root)])
         assert result.exit_code != 0, statement
-    assert not (wh.root / "x.csv").exists()
-    ok = runner.invoke(app, ["sql", "SELECT count(*) AS n FROM scenario_scores", "-w", str(wh.root), "-f", "json"])
+    assert not (wh.tables.root / "x.csv").exists()
+    ok = runner.invoke(app, ["sql", "SELECT count(*) AS n FROM scenario_scores", "-w", str(wh.tables.root), "-f", "json"])
     assert ok.exit_code == 0 and json.loads(ok.stdout)[0]["n"] > 0
 
 
 def test_score_drift_lists_stored_verdicts_that_disagree(prefect_server, ingested, runs_copy, tmp_path):
     wh, _ = ingested
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         assert con.execute("SELECT count(*) FROM score_drift").fetchone() == (0,)
 
     runs = runs_copy(MIXED)
@@ -174,7 +174,7 @@ def test_score_drift_lists_stored_verdicts_that_disagree(prefect_server, ingeste
     metrics["is_successful"] = "N/A"
     metrics_file.write_text(json.dumps(metrics, indent=2))
     ingest_flow(runs_dirs=[str(runs)], warehouse=str(tmp_path / "wh"))
-    with Store(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").views.connect() as con:
         drift = con.execute("SELECT scenario_name, signal, stored, recomputed FROM score_drift ORDER BY signal").fetchall()
     recomputed = json.loads((CONFORMANCE / MIXED / "qa__largest_ocean" / "metrics.json").read_text())
     assert drift == [
@@ -188,11 +188,11 @@ def test_a_second_writer_is_refused_with_a_clear_message(tmp_path):
     from scorelake.transforms.warehouse import WarehouseBusy
 
     wh = Store(tmp_path / "wh")
-    with wh.writer_lock():
+    with wh.lock.hold():
         with pytest.raises(WarehouseBusy, match=r"is being written by pid \d+"):
-            with wh.writer_lock():
+            with wh.lock.hold():
                 pass
-    with wh.writer_lock():  # released again
+    with wh.lock.hold():  # released again
         pass
 
 
@@ -211,10 +211,10 @@ def test_cli_reports_unknown_runs_and_policies(ingested):
     wh, _ = ingested
     for args in (["summary", "eval_19990101_000000"], ["rates", "--policy", "nope"],
                  ["rates", "--run", "eval_19990101_000000"], ["rescore", "--policy", "nope"]):
-        result = runner.invoke(app, [*args, "--warehouse", str(wh.root)])
+        result = runner.invoke(app, [*args, "--warehouse", str(wh.tables.root)])
         assert result.exit_code == 2, args
         assert "error:" in result.stderr
-    missing = runner.invoke(app, ["sql", "SELECT 1", "--warehouse", str(wh.root / "nowhere")])
+    missing = runner.invoke(app, ["sql", "SELECT 1", "--warehouse", str(wh.tables.root / "nowhere")])
     assert missing.exit_code == 1 and "no scorelake warehouse" in missing.stderr
 
 

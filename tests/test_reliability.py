@@ -103,7 +103,7 @@ def test_duplicate_run_ids_from_two_folders_are_refused_and_recorded(prefect_ser
     judged.write_text(judged.read_text().replace("}", ', "edited": true}', 1))  # another run under the same name
     result = ingest_flow(runs_dirs=[str(first), str(second)], warehouse=str(tmp_path / "wh"))
     assert result.refused[0].reason.startswith("duplicate run id") and result.ingested == []
-    with Store(tmp_path / "wh").connect() as con:
+    with Store(tmp_path / "wh").views.connect() as con:
         assert con.execute("SELECT run_id, path FROM stg_refusals").fetchall() == [(BASELINE, str(second / BASELINE))]
 
 
@@ -206,10 +206,10 @@ def target(request, tmp_path) -> tuple[Store, dict]:
 
 def assert_consistent(wh: Store) -> None:
     assert verify(wh) == []
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         counts = dict(con.execute("SELECT run_id, count(*) FROM scenario_scores WHERE policy_name = 'recorded' "
                                   "GROUP BY run_id").fetchall())
-    assert counts == {r["run_id"]: r["n_scenarios"] for r in wh.committed_runs().iter_rows(named=True)
+    assert counts == {r["run_id"]: r["n_scenarios"] for r in wh.tables.committed_runs().iter_rows(named=True)
                       if r["n_scenarios"]}
 
 
@@ -244,8 +244,8 @@ def test_kill_9_at_random_moments_leaves_a_consistent_warehouse(many_runs, targe
     # The next ingest completes the job and the warehouse is exact again.
     assert cli("ingest", str(many_runs), "--force", "-w", wh.location, env=cli_env).wait(timeout=300) == 0
     assert_consistent(wh)
-    if wh.is_local:
-        assert not list(wh.root.rglob(".*.tmp"))
+    if wh.tables.is_local:
+        assert not list(wh.tables.root.rglob(".*.tmp"))
     summary = cli("summary", MIXED, "-w", wh.location, env=cli_env).communicate(timeout=120)[0]
     assert summary == (CONFORMANCE / MIXED / "all_summary.txt").read_text()
 
@@ -254,8 +254,8 @@ def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, target):
     """On local disk the second waits its turn (the writer lock); on S3 both run, and Delta's
     conditional commits keep either from losing the other's commits."""
     wh, cli_env = target
-    if wh.is_local:
-        with wh.writer_lock():
+    if wh.tables.is_local:
+        with wh.lock.hold():
             blocked = cli("ingest", str(many_runs), "-w", wh.location, env=cli_env)
             _, stderr = blocked.communicate(timeout=300)
         assert blocked.returncode == 1 and "is being written by pid" in stderr
@@ -271,33 +271,33 @@ def test_two_ingests_at_once_cannot_corrupt_the_warehouse(many_runs, target):
     assert any(code == 0 for code, _ in results), [err[-3000:] for _, err in results]
     assert all(code == 0 or "is being written by pid" in err for code, err in results), results
     landed = {r: half for half, (code, _) in zip(halves, results) if code == 0 for r in (p.name for p in half.iterdir())}
-    assert set(wh.committed_runs()["run_id"]) == set(landed)
+    assert set(wh.tables.committed_runs()["run_id"]) == set(landed)
     assert_consistent(wh)
-    if not wh.is_local:
+    if not wh.tables.is_local:
         assert all(code == 0 for code, _ in results), results
         # the same runs re-ingested by two writers at once: each run ends with one generation, whole
         both = [cli("ingest", str(half), "--force", "-w", wh.location, env=cli_env) for half in halves * 2]
         codes = [p.wait(timeout=300) for p in both]
         assert codes == [0] * 4, [p.stderr.read()[-3000:] for p, code in zip(both, codes) if code]  # its error
         assert_consistent(wh)
-        assert wh.committed_runs().height == len(sessions)
+        assert wh.tables.committed_runs().height == len(sessions)
 
 
 def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_path):
     runs = runs_copy(MIXED, BASELINE, "eval_20260904_093000")
     wh = Store(tmp_path / "wh")
     for session in sorted(runs.iterdir()):  # one ingest per session: a few files per table
-        ingest_flow(runs_dirs=[str(session)], warehouse=str(wh.root))
-    assert len(wh.files("scenarios")) == 3
+        ingest_flow(runs_dirs=[str(session)], warehouse=str(wh.tables.root))
+    assert len(wh.tables.files("scenarios")) == 3
     query = ("SELECT run_id, domain, success_passed, success_total, db_state_assertion_passed, nl_assertion_total "
              "FROM domain_rates ORDER BY ALL")
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         before = con.execute(query).fetchall()
-    with wh.writer_lock():
-        wh.compact()
-        wh.build_views()
-    assert all(len(wh.files(t)) <= 1 for t in TABLES if t != "commits")  # compaction then records itself
-    with wh.connect() as con:
+    with wh.lock.hold():
+        wh.maintenance.compact()
+        wh.views.build()
+    assert all(len(wh.tables.files(t)) <= 1 for t in TABLES if t != "commits")  # compaction then records itself
+    with wh.views.connect() as con:
         assert con.execute(query).fetchall() == before
     assert verify(wh) == []
 
@@ -305,7 +305,7 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
     metrics_file = runs / MIXED / "qa__largest_ocean" / "metrics.json"
     metrics = json.loads(metrics_file.read_text())
     metrics_file.write_text(json.dumps({**metrics, "stop_reason": "[TIMEOUT]"}))
-    result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.tables.root))
     assert [r.run_id for r in result.ingested] == [MIXED]
     from scorelake.transforms.pipeline import rescore, save_policy
 
@@ -313,21 +313,21 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
     assert rescore(wh, policy) == 34 + 14 + 14
     assert rescore(wh, policy) == 0  # already scored: nothing to redo
     save_policy(wh, policy)
-    wh.build_views()  # the views name each table's current files: a write outside a command rebuilds them
+    wh.views.build()  # the views name each table's current files: a write outside a command rebuilds them
     assert verify(wh) == []
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         (clean,), = con.execute("SELECT clean_exit FROM scenario_scores WHERE run_id = ? AND scenario_name = "
                                 "'qa__largest_ocean' AND policy_name = 'recorded'", [MIXED]).fetchall()
         assert clean is False
         assert con.execute("SELECT count(*) FROM scenario_scores").fetchone() == ((34 + 14 + 14) * 2,)
         after = con.execute(query).fetchall()
     # The re-ingest removed the rows it replaced; a second compaction leaves every row once.
-    assert pl.read_delta(str(wh.root / "scenarios")).height == 34 + 14 + 14
-    with wh.writer_lock():
-        wh.compact()
-        wh.build_views()
+    assert pl.read_delta(str(wh.tables.root / "scenarios")).height == 34 + 14 + 14
+    with wh.lock.hold():
+        wh.maintenance.compact()
+        wh.views.build()
     assert verify(wh) == []
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         assert con.execute(query).fetchall() == after
         assert con.execute("SELECT count(*) FROM scenario_scores").fetchone() == ((34 + 14 + 14) * 2,)
 
@@ -339,23 +339,23 @@ def test_missing_rate_counts_are_recounted_from_the_stored_scores(prefect_server
 
     runs = runs_copy(MIXED, BASELINE)
     wh = Store(tmp_path / "wh")
-    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.tables.root))
     policy = Policy(name="strict", strict_match=True, min_agent_turns=5, judge_threshold=0.6)
     assert rescore(wh, policy) == 34 + 14
     save_policy(wh, policy)
-    wh.build_views()
+    wh.views.build()
     query = "SELECT * REPLACE (round(judge_score_mean, 9) AS judge_score_mean) FROM rate_rollup ORDER BY ALL"
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         before = con.sql(query).fetchall()
     assert {r[2] for r in before} == {"recorded", "strict"}
 
-    wh.delete("rate_counts", f"policy_id = '{policy.id}'")
+    wh.tables.delete("rate_counts", f"policy_id = '{policy.id}'")
     assert verify(wh) == [f"{run}: policy strict: rate_counts cover 0 of {n} scenarios"
                           for run, n in ((MIXED, 34), (BASELINE, 14))]
     assert rescore(wh, policy) == 0  # nothing to score again, only to count
     assert verify(wh) == []
-    wh.build_views()
-    with wh.connect() as con:
+    wh.views.build()
+    with wh.views.connect() as con:
         assert con.sql(query).fetchall() == before
 
 
@@ -379,18 +379,18 @@ def test_a_commit_that_landed_but_was_reported_as_a_conflict_is_not_made_twice(t
             raise CommitFailedError("the version was taken (by this very commit)")
 
     wh = Store(tmp_path / "wh")
-    wh.init()
+    wh.tables.init()
     monkeypatch.setattr(deltalake, "write_deltalake", lands_then_fails)
     row = {"policy_id": "p", "name": "n", "spec_json": "{}", "created_at": None}
-    wh.append("policies", frame("policies", [row]))
-    assert landed == ["append"] and wh.read("policies").collect().height == 1
+    wh.tables.append("policies", frame("policies", [row]))
+    assert landed == ["append"] and wh.tables.read("policies").collect().height == 1
 
     landed.clear()
     runs = frame("runs", [{"run_id": "r", "generation": "g1", "n_scenarios": 0}])
     empty = {table: frame(table, []) for table in RUN_TABLES}
-    wh.commit_runs(runs, empty)
+    wh.tables.commit_runs(runs, empty)
     assert landed == ["overwrite"]  # the switch, made once
-    assert wh.committed_runs()["generation"].to_list() == ["g1"]
+    assert wh.tables.committed_runs()["generation"].to_list() == ["g1"]
 
 
 def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_deleted_rows(tmp_path, monkeypatch):
@@ -407,7 +407,7 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
     first, second = (ingest_session(session, [Policy()]) for _ in range(2))
     location = tmp_path / "wh"
     writer_a, writer_b = Store(location), Store(location)
-    writer_a.init()
+    writer_a.tables.init()
     real = deltalake.write_deltalake
     switches: list[int] = []
 
@@ -422,4 +422,4 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
     commit_ingested(writer_a, [first])
     monkeypatch.undo()
     assert verify(Store(location)) == []
-    assert Store(location).committed_runs()["generation"].to_list() == [second.run["generation"][0]]
+    assert Store(location).tables.committed_runs()["generation"].to_list() == [second.run["generation"][0]]

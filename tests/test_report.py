@@ -29,7 +29,7 @@ def render(url: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
 def test_report_renders_charts_comparison_and_stalled_scenarios(ingested, tmp_path):
     wh, _ = ingested
     page = tmp_path / "report.html"
-    result = runner.invoke(app, ["report", "--out", str(page), "--warehouse", str(wh.root)])
+    result = runner.invoke(app, ["report", "--out", str(page), "--warehouse", str(wh.tables.root)])
     assert result.exit_code == 0, result.output
     assert "http" not in re.sub(r"http://www\.w3\.org/2000/svg", "", page.read_text())  # self-contained
 

@@ -37,7 +37,7 @@ def test_served_deployment_ingests_new_runs_and_rescores_stored_policies(prefect
 
     runs = runs_copy("eval_20260904_080000")
     wh = Store(tmp_path / "wh")
-    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.root))
+    ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.tables.root))
     lenient = Policy(name="lenient-judge", judge_threshold=0.8)
     save_policy(wh, lenient)  # stored, not yet scored: the scheduled run must score it
     runs_copy("eval_20260902_091500")  # a new session arrives
@@ -45,7 +45,7 @@ def test_served_deployment_ingests_new_runs_and_rescores_stored_policies(prefect
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
     server = subprocess.Popen(
         [sys.executable, "-m", "scorelake", "serve", str(runs), "--cron", "0 0 1 1 *", "--name", "test-serve",
-         "--warehouse", str(wh.root)],
+         "--warehouse", str(wh.tables.root)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         anyio.run(_wait_for_deployment, time.monotonic() + 120)
@@ -56,7 +56,7 @@ def test_served_deployment_ingests_new_runs_and_rescores_stored_policies(prefect
         output = server.communicate(timeout=60)[0]
     assert "serving deployment" in output
 
-    with wh.connect() as con:
+    with wh.views.connect() as con:
         counts = dict(con.execute(
             "SELECT run_id, count(*) FROM scenario_scores WHERE policy_id = ? GROUP BY run_id",
             [lenient.id]).fetchall())

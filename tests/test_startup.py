@@ -102,7 +102,7 @@ def test_read_commands_import_neither_prefect_nor_the_scoring_code(ingested):
         for args in (["sql", "select 1"], ["rates"], ["rates", "--by", "signal"], ["history"], ["policies"],
                      ["summary", "{MIXED}"]):
             try:
-                app([*args, "-w", {str(wh.root)!r}])
+                app([*args, "-w", {str(wh.tables.root)!r}])
             except SystemExit as exit:
                 assert exit.code == 0, args
         loaded = [m for m in sys.modules if m.split(".")[0] in ("prefect", "pyarrow", "pydantic")

@@ -27,9 +27,9 @@ def warehouse(tmp_path_factory):
     done = runner.invoke(app, ["rescore", "--policy", "strict-everything-with-a-long-name", "--judge-threshold", "0.9",
                                "--min-agent-turns", "3", "--strict-match", "--no-judge", "--whitelist",
                                "tau2_telecom_workflow=db_state_assertion,is_action_match,clean_exit",
-                               "-w", str(wh.root)])
+                               "-w", str(wh.tables.root)])
     assert done.exit_code == 0, done.output
-    return str(wh.root)
+    return str(wh.tables.root)
 
 
 def fitted(args: list[str], width: int = 100) -> str:

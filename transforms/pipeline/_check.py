@@ -21,20 +21,20 @@ def task_id_warnings(scenarios: pl.LazyFrame) -> dict[str, str]:
             for r in counts.iter_rows(named=True)}
 
 
-def verify(wh: Store) -> list[str]:
+def verify(store: Store) -> list[str]:
     """Consistency problems of the committed state: every run's rows complete, every stored policy scored."""
-    runs = wh.committed_runs()
+    runs = store.tables.committed_runs()
     expected = runs.select("run_id", "n_scenarios", "n_quarantined")
     problems = []
     for table, column in (("scenarios", "n_scenarios"), ("quarantine", "n_quarantined")):
-        found = wh.scan(table, runs).group_by("run_id").len().collect()
+        found = store.tables.scan(table, runs).group_by("run_id").len().collect()
         joined = expected.join(found, on="run_id", how="left").with_columns(pl.col("len").fill_null(0))
         for run_id, want, got in joined.filter(pl.col("len") != pl.col(column)).select(
                 "run_id", column, "len").iter_rows():
             problems.append(f"{run_id}: {table} has {got} rows, run says {want}")
-    policies = stored_policies(wh)
+    policies = stored_policies(store)
     for table, covered in (("scores", pl.len()), ("rate_counts", pl.col("scenarios").sum())):
-        found = wh.scan(table, runs).group_by("run_id", "policy_id").agg(covered.alias("len")).collect()
+        found = store.tables.scan(table, runs).group_by("run_id", "policy_id").agg(covered.alias("len")).collect()
         for policy in policies:
             counts = expected.filter(pl.col("n_scenarios") > 0).join(
                 found.filter(pl.col("policy_id") == policy.id), on="run_id", how="left")

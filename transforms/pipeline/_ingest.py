@@ -46,11 +46,11 @@ class IngestPlan:
     regroup: list[Session] = field(default_factory=list)
 
 
-def plan_ingest(wh: Store, sessions: list[Session], force: bool = False) -> IngestPlan:
+def plan_ingest(store: Store, sessions: list[Session], force: bool = False) -> IngestPlan:
     """Which sessions are new or changed since their last ingest (by stat fingerprint). A session
     found again under another folder is the same run when its files are byte for byte the same
     (unchanged), a clash otherwise (refused)."""
-    committed = {r["run_id"]: r for r in wh.committed_runs().iter_rows(named=True)}
+    committed = {r["run_id"]: r for r in store.tables.committed_runs().iter_rows(named=True)}
     plan = IngestPlan([], [], [])
     seen: dict[str, Session] = {}
     for session in sessions:
@@ -101,31 +101,31 @@ def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
     return IngestedRun(report, frame("runs", [tables.run]), rows)
 
 
-def commit_ingested(wh: Store, batch: list[IngestedRun]) -> None:
+def commit_ingested(store: Store, batch: list[IngestedRun]) -> None:
     """Commit a batch of ingested sessions: one Delta commit per table, ``runs`` last (the switch)."""
     if batch:
-        wh.commit_runs(pl.concat([r.run for r in batch]),
+        store.tables.commit_runs(pl.concat([r.run for r in batch]),
                        {table: pl.concat([r.tables[table] for r in batch]) for table in RUN_TABLES})
-        wh.record("ingest", f"{len(batch)} runs: {', '.join(sorted(r.report.run_id for r in batch))}")
+        store.log.record("ingest", f"{len(batch)} runs: {', '.join(sorted(r.report.run_id for r in batch))}")
 
 
-def group_runs(wh: Store, sessions: list[Session]) -> None:
+def group_runs(store: Store, sessions: list[Session]) -> None:
     """Give committed runs the run group their sessions now name (nothing re-read: only ``runs``
     changes, in one commit per group)."""
     for group in sorted({s.group for s in sessions}):
         run_ids = sorted(s.run_id for s in sessions if s.group == group)
-        wh.set_run_group(run_ids, group)
-        wh.record("regroup", f"{len(run_ids)} runs now in group {group}: {', '.join(run_ids)}")
+        store.tables.set_run_group(run_ids, group)
+        store.log.record("regroup", f"{len(run_ids)} runs now in group {group}: {', '.join(run_ids)}")
 
 
-def record_refusals(wh: Store, refused: list[tuple[Session, str]]) -> None:
+def record_refusals(store: Store, refused: list[tuple[Session, str]]) -> None:
     """The sessions the latest ingest could not take, replacing the previous list (when it changed:
     an ingest with nothing to do writes nothing)."""
     rows = [{"run_id": printable(s.run_id), "path": printable(str(s.path)), "reason": reason, "refused_at": datetime.now(UTC)}
             for s, reason in refused]
     key = ["run_id", "path", "reason"]
-    stored = wh.read("refusals").select(key).collect()
+    stored = store.tables.read("refusals").select(key).collect()
     if sorted(stored.iter_rows()) != sorted(frame("refusals", rows).select(key).iter_rows()):
-        wh.replace("refusals", frame("refusals", rows))
+        store.tables.replace("refusals", frame("refusals", rows))
 
 

@@ -11,31 +11,31 @@ from scorelake.transforms.sources import LegacyTables
 from scorelake.transforms.warehouse import TABLES, Store
 
 
-def prepare_for_writing(wh: Store) -> None:
+def prepare_for_writing(store: Store) -> None:
     """With the writer lock held: a warehouse of the former table format converted, the tables
     declared, a killed writer's temporary files removed."""
-    if wh.legacy_tables():
-        migrate(wh)
-    wh.init()
-    if wh.is_local:
-        for tmp in (*wh.root.glob(".*.tmp"), *wh.root.glob(".schemas/*.tmp")):
+    if store.tables.legacy_tables():
+        migrate(store)
+    store.tables.init()
+    if store.tables.is_local:
+        for tmp in (*store.tables.root.glob(".*.tmp"), *store.tables.root.glob(".schemas/*.tmp")):
             tmp.unlink(missing_ok=True)
 
 
-def migrate(wh: Store) -> Path:
+def migrate(store: Store) -> Path:
     """Convert a warehouse of scorelake's former table format (``tables/``) to Delta tables, every
     visible row kept (with its generation, so scores stay attached); the old folder is then renamed
     aside, not deleted. Until that rename the old folder is the warehouse: a conversion cut short
     is simply run again (each table is overwritten whole, in one commit)."""
-    legacy = LegacyTables(wh.legacy_tables())
-    wh.init()
+    legacy = LegacyTables(store.tables.legacy_tables())
+    store.tables.init()
     for table in TABLES:
         if table != "commits":
-            wh.replace(table, legacy.visible(table))
-    for policy in stored_policies(wh):  # rate counts a former warehouse lacked, counted from its scores
-        rescore(wh, policy)
+            store.tables.replace(table, legacy.visible(table))
+    for policy in stored_policies(store):  # rate counts a former warehouse lacked, counted from its scores
+        rescore(store, policy)
     kept = legacy.folder.with_name(f"tables.pre-delta-{datetime.now(UTC):%Y%m%dT%H%M%S}")
-    wh.record("migrate", f"from the former table format; its files kept in {kept.name}")
+    store.log.record("migrate", f"from the former table format; its files kept in {kept.name}")
     legacy.folder.rename(kept)
     return kept
 

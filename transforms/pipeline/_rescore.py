@@ -20,20 +20,20 @@ def score_and_count(scenarios: pl.LazyFrame, policy: Policy) -> dict[str, pl.Dat
     return {"scores": scores, "rate_counts": counts}  # written in this order: see rescore
 
 
-def count_stored(wh: Store, runs: pl.DataFrame, policy_id: str) -> pl.DataFrame:
+def count_stored(store: Store, runs: pl.DataFrame, policy_id: str) -> pl.DataFrame:
     """``rate_counts`` of scores already stored, with the scenario facts they need."""
     key = ["run_id", "generation", "scenario_name"]
-    facts = wh.scan("scenarios", runs).select(*key, *SCENARIO_FACTS)
-    scores = wh.scan("scores", runs).filter(pl.col("policy_id") == policy_id)
+    facts = store.tables.scan("scenarios", runs).select(*key, *SCENARIO_FACTS)
+    scores = store.tables.scan("scores", runs).filter(pl.col("policy_id") == policy_id)
     return rate_counts(scores.join(facts, on=key)).collect()
 
 
-def _scenarios(wh: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyFrame:
+def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyFrame:
     """The runs' scenarios, with the judge's judgements in place of the recorded ones under a judge policy."""
-    scenarios = wh.scan("scenarios", runs)
+    scenarios = store.tables.scan("scenarios", runs)
     if not policy.judge:
         return scenarios
-    return scenarios.pipe(with_judgements, judged_by(wh, policy.judge, runs))
+    return scenarios.pipe(with_judgements, judged_by(store, policy.judge, runs))
 
 
 RESCORE_BATCH_ROWS = 250_000  # bounds memory: the store is scored a batch of runs at a time
@@ -53,14 +53,14 @@ def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
     return batches + [runs.slice(start)]
 
 
-def _append_all(wh: Store, tables: dict[str, pl.DataFrame]) -> None:
+def _append_all(store: Store, tables: dict[str, pl.DataFrame]) -> None:
     for table, rows in tables.items():  # in their order: scores before their counts
-        wh.append(table, rows)
+        store.tables.append(table, rows)
 
 
-def _judged_runs(wh: Store, policy: Policy, runs: pl.DataFrame, require_judged: bool) -> pl.DataFrame:
+def _judged_runs(store: Store, policy: Policy, runs: pl.DataFrame, require_judged: bool) -> pl.DataFrame:
     """The runs the policy's judge has judged whole; with ``require_judged`` any other is refused."""
-    missing = (stored_inputs(wh, runs).join(judged_by(wh, policy.judge, runs), on=KEY, how="anti")
+    missing = (stored_inputs(store, runs).join(judged_by(store, policy.judge, runs), on=KEY, how="anti")
                .group_by("run_id").len().collect())
     if missing.height and require_judged:
         runs_flags = " ".join(f"--run {r}" for r in sorted(missing["run_id"])[:5])
@@ -71,18 +71,18 @@ def _judged_runs(wh: Store, policy: Policy, runs: pl.DataFrame, require_judged: 
     return runs.join(missing.select("run_id"), on="run_id", how="anti")
 
 
-def require_judged(wh: Store, policy: Policy, run_ids: list[str] | None) -> None:
+def require_judged(store: Store, policy: Policy, run_ids: list[str] | None) -> None:
     """Refuse a judge policy whose judge has not judged every stored input of the runs in scope."""
     if policy.judge:
-        runs = _runs_in_scope(wh, run_ids)
-        _judged_runs(wh, policy, runs, require_judged=True)
+        runs = _runs_in_scope(store, run_ids)
+        _judged_runs(store, policy, runs, require_judged=True)
 
 
-def _runs_in_scope(wh: Store, run_ids: list[str] | None) -> pl.DataFrame:
-    return wh.committed_runs(run_ids).filter(pl.col("n_scenarios") > 0)
+def _runs_in_scope(store: Store, run_ids: list[str] | None) -> pl.DataFrame:
+    return store.tables.committed_runs(run_ids).filter(pl.col("n_scenarios") > 0)
 
 
-def rescore(wh: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
+def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
     """Score stored scenarios under ``policy`` from the tables alone; returns the number scored.
 
     Runs that already hold scores under this policy for their committed generation are skipped:
@@ -95,26 +95,26 @@ def rescore(wh: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
     Under a policy with a judge, JUDGE_PASSED and NL_ASSERTION come from that judge's judgements; a
     run it has not judged whole is left unscored (``require_judged`` refuses a command that asks for it).
     """
-    runs = _runs_in_scope(wh, run_ids)
+    runs = _runs_in_scope(store, run_ids)
     if policy.judge:
-        runs = _judged_runs(wh, policy, runs, require_judged=False)
+        runs = _judged_runs(store, policy, runs, require_judged=False)
     scored_runs, counted_runs = (
-        wh.scan(table, runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
+        store.tables.scan(table, runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
         for table in ("scores", "rate_counts"))
     scored, committing = 0, None
     # A batch is committed (scores, then counts) while the next one is scored: delta-rs writes
     # without holding the GIL. One batch in flight bounds memory.
     with ThreadPoolExecutor(1) as writer:
         for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
-            tables = score_and_count(_scenarios(wh, batch, policy), policy)
+            tables = score_and_count(_scenarios(store, batch, policy), policy)
             if committing:
                 committing.result()
-            committing = writer.submit(_append_all, wh, tables)
+            committing = writer.submit(_append_all, store, tables)
             scored += tables["scores"].height
         if committing:
             committing.result()
     uncounted = runs.join(scored_runs, on="run_id", how="semi").join(counted_runs, on="run_id", how="anti")
     for batch in _run_batches(uncounted, RESCORE_BATCH_ROWS):
-        wh.append("rate_counts", count_stored(wh, batch, policy.id))
+        store.tables.append("rate_counts", count_stored(store, batch, policy.id))
     return scored
 

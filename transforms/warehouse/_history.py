@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument, NotFound
-from scorelake.transforms.warehouse._tables import TABLES
+from scorelake.transforms.warehouse._tables import TABLES, Tables
 
 
 @dataclass(frozen=True)
@@ -24,19 +24,23 @@ class Commit:
     table_versions: dict[str, int]
 
 
-class History:
-    # ---- the commit log ---------------------------------------------------------------------
+class CommitLog:
+    """The ``commits`` table read as the warehouse's versions."""
+
+    def __init__(self, tables: Tables):
+        self.tables = tables
+
     def record(self, operation: str, detail: str) -> None:
         """End a write step: a row in ``commits`` naming what it did and the version of every table."""
-        versions = {t: self.delta_table(t).version() for t in TABLES if t != "commits"}
+        versions = {t: self.tables.delta_table(t).version() for t in TABLES if t != "commits"}
         row = {"committed_at": datetime.now(UTC), "operation": operation, "detail": detail,
                "table_versions": json.dumps(versions, sort_keys=True)}
         metadata = {f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"}
-        self._write("commits", pl.DataFrame([row]), metadata, mode="append")
+        self.tables.write("commits", pl.DataFrame([row]), metadata, mode="append")
 
-    def log(self) -> list[Commit]:
+    def entries(self) -> list[Commit]:
         """Every recorded write step, oldest first; its version is the ``commits`` table's."""
-        entries = [h for h in self.delta_table("commits").history() if "scorelake.operation" in h]
+        entries = [h for h in self.tables.delta_table("commits").history() if "scorelake.operation" in h]
         return sorted((Commit(h["version"], datetime.fromtimestamp(h["timestamp"] / 1000, UTC),
                               h["scorelake.operation"], h["scorelake.detail"],
                               json.loads(h["scorelake.table_versions"])) for h in entries),
@@ -45,7 +49,7 @@ class History:
     def as_of(self, when: str) -> Commit:
         """The write step the warehouse stood at: a version ``scorelake log`` lists, or the last
         step at or before a timestamp (ISO 8601; a date means its end; UTC unless it says)."""
-        log = self.log()
+        log = self.entries()
         if when.isdigit():
             found = [c for c in log if c.version == int(when)]
             if not found:

@@ -9,7 +9,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Iterator
 
 from scorelake.transforms.errors import InvalidArgument, WarehouseBusy
-from scorelake.transforms.warehouse._tables import DB_FILE, TABLES
+from scorelake.transforms.warehouse._tables import DB_FILE, TABLES, Tables
 
 # What a warehouse folder holds (a first write cut short leaves some of it).
 WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, ".lock", ".schemas", ".views.sha256", ".journal"}
@@ -27,12 +27,17 @@ def _lock_holder(fh) -> str:
     return "another process"
 
 
-class Locking:
-    def writer_lock(self, wait_s: float = 0.0):
+class WriterLock:
+    """One writer at a time on a local warehouse."""
+
+    def __init__(self, tables: Tables):
+        self.tables = tables
+
+    def hold(self, wait_s: float = 0.0):
         """One writer at a time on local disk (waiting up to ``wait_s`` for another to finish); on
         object storage Delta's conditional commits keep concurrent writers from losing each other's
         commits, so there is no lock to take."""
-        if not self.is_local:
+        if not self.tables.is_local:
             return nullcontext()
         self.check_location()
         return self._local_lock(wait_s)
@@ -40,29 +45,29 @@ class Locking:
     def check_location(self) -> None:
         """A local warehouse is written into a new or empty folder, or one that holds a warehouse:
         never into a file, nor into a folder of other things (a home folder, ``/``)."""
-        if self.root.exists() and not self.root.is_dir():
-            raise InvalidArgument(f"{self.location} is a file, not a warehouse folder")
-        if self.root.is_dir() and not self.exists() and self.legacy_tables() is None:
-            foreign = sorted(p.name for p in self.root.iterdir() if p.name not in WAREHOUSE_ENTRIES
+        if self.tables.root.exists() and not self.tables.root.is_dir():
+            raise InvalidArgument(f"{self.tables.location} is a file, not a warehouse folder")
+        if self.tables.root.is_dir() and not self.tables.exists() and self.tables.legacy_tables() is None:
+            foreign = sorted(p.name for p in self.tables.root.iterdir() if p.name not in WAREHOUSE_ENTRIES
                              and not p.name.endswith(".tmp"))
             if foreign:
-                raise InvalidArgument(f"{self.location} holds other files ({', '.join(foreign[:3])}"
+                raise InvalidArgument(f"{self.tables.location} holds other files ({', '.join(foreign[:3])}"
                                       f"{', ...' if len(foreign) > 3 else ''}) and no scorelake warehouse: "
                                       "give a new or empty folder")
 
     @contextmanager
     def _local_lock(self, wait_s: float) -> Iterator[None]:
         """The OS drops the lock if the holder dies, even by ``kill -9``."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.tables.root.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + wait_s
-        with open(self.root / ".lock", "a+") as fh:
+        with open(self.tables.root / ".lock", "a+") as fh:
             while True:
                 try:
                     fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise WarehouseBusy(f"{self.location} is being written by {_lock_holder(fh)}; "
+                        raise WarehouseBusy(f"{self.tables.location} is being written by {_lock_holder(fh)}; "
                                             "try again when it finishes") from None
                     time.sleep(0.2)
             fh.seek(0)

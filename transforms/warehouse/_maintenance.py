@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from scorelake.transforms.warehouse._tables import RUN_TABLES, TABLES, is_in
+from scorelake.transforms.warehouse._history import CommitLog
+from scorelake.transforms.warehouse._tables import RUN_TABLES, TABLES, Tables, is_in
 
 COMPACT_AFTER_FILES = 256  # data files in the warehouse before an ingest or re-score compacts
 # An uncommitted generation older than this is a killed writer's; younger, maybe another's in flight.
@@ -14,35 +15,40 @@ ABANDONED_AFTER = timedelta(days=1)
 
 
 class Maintenance:
+    """Compaction of the tables, recorded in the commit log."""
+
+    def __init__(self, tables: Tables, log: CommitLog):
+        self.tables, self.log = tables, log
+
     def drop_dead_generations(self) -> None:
         """Rows no committed run shows: of a generation older than the run's committed one (a
         re-ingest cut short before its cleanup), or of an uncommitted one abandoned long enough
         that no writer can still be committing it."""
-        committed = self.committed_runs().select("run_id", pl.col("generation").alias("committed"))
+        committed = self.tables.committed_runs().select("run_id", pl.col("generation").alias("committed"))
         abandoned = (datetime.now(UTC) - ABANDONED_AFTER).strftime("%Y%m%dT%H%M%S%f")
         for table in RUN_TABLES:
-            dead = (self.read(table).select("run_id", "generation").unique()
+            dead = (self.tables.read(table).select("run_id", "generation").unique()
                     .join(committed.lazy(), on="run_id", how="left")
                     .filter(pl.when(pl.col("committed").is_null()).then(pl.col("generation") < abandoned)
                             .otherwise(pl.col("generation") < pl.col("committed")))
                     .select("generation").collect())
             if not dead.is_empty():
-                self.delete(table, is_in("generation", dead["generation"]))
+                self.tables.delete(table, is_in("generation", dead["generation"]))
 
     def compact(self) -> None:
         """Drop dead generations, bin-pack each table's small files (Delta optimize), then remove
         the files no version of the last ``HISTORY_DAYS`` days reads (vacuum) and checkpoint the log."""
         self.drop_dead_generations()
         for table in TABLES:
-            self.commit(table, lambda snapshot, properties: snapshot.optimize.compact(commit_properties=properties))
-            dt = self.delta_table(table)
+            self.tables.commit(table, lambda snapshot, properties: snapshot.optimize.compact(commit_properties=properties))
+            dt = self.tables.delta_table(table)
             dt.vacuum(dry_run=False)
             dt.create_checkpoint()
             dt.cleanup_metadata()
-        self.record("compact", "dead generations dropped, files bin-packed (optimize), old files vacuumed")
+        self.log.record("compact", "dead generations dropped, files bin-packed (optimize), old files vacuumed")
 
     def compact_if_fragmented(self) -> bool:
-        if sum(len(self.files(t)) for t in TABLES) <= COMPACT_AFTER_FILES:
+        if sum(len(self.tables.files(t)) for t in TABLES) <= COMPACT_AFTER_FILES:
             return False
         self.compact()
         return True

@@ -21,18 +21,33 @@ whose Delta version is the warehouse version that ``scorelake log`` lists and ``
 
 from __future__ import annotations
 
-from scorelake.transforms.warehouse._history import History
-from scorelake.transforms.warehouse._lock import Locking
+from pathlib import Path
+
+from scorelake.transforms.warehouse._history import CommitLog
+from scorelake.transforms.warehouse._lock import WriterLock
 from scorelake.transforms.warehouse._maintenance import Maintenance
 from scorelake.transforms.warehouse._tables import Tables
 from scorelake.transforms.warehouse._views import QueryLimits, Views
 
 
-class Store(Tables, History, Maintenance, Views, Locking):
-    """A warehouse's tables and views: the Delta I/O and commit protocol (``_tables``), the commit
-    log and ``--as-of`` (``_history``), compaction (``_maintenance``), the DuckDB views
-    (``_views``) and the writer lock (``_lock``), one job per module."""
+class Store:
+    """A warehouse as its parts, each with one job and the parts it needs named in its constructor:
 
-    def __init__(self, location=None, limits: QueryLimits | None = None):
-        super().__init__(location)
-        self.limits = limits or QueryLimits()  # of every connection ``connect`` opens
+    - ``tables``: the Delta tables, their committed rows and the commit protocol (``_tables``);
+    - ``log``: the commit log over them, the warehouse versions ``--as-of`` takes (``_history``);
+    - ``views``: the DuckDB views and the connections that read them (``_views``);
+    - ``lock``: one writer at a time on local disk (``_lock``);
+    - ``maintenance``: compaction, recorded in the log (``_maintenance``).
+    """
+
+    def __init__(self, location: Path | str | None = None, limits: QueryLimits | None = None):
+        self.tables = Tables(location)
+        self.log = CommitLog(self.tables)
+        self.views = Views(self.tables, self.log, limits or QueryLimits())
+        self.lock = WriterLock(self.tables)
+        self.maintenance = Maintenance(self.tables, self.log)
+
+    @property
+    def location(self) -> str:
+        """The warehouse's absolute path, or its URL."""
+        return self.tables.location

@@ -65,8 +65,9 @@ def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:
     return df.select(pl.col(name).cast(dtype) for name, dtype in SCHEMAS[table].items())
 
 
-
 class Tables:
+    """The Delta tables under one root: where they are, their committed rows, the commit protocol."""
+
     def __init__(self, location: Path | str | None = None):
         location = str(location) if location is not None else default_location()
         if "://" in location and not location.startswith("file://"):
@@ -140,7 +141,7 @@ class Tables:
                 continue
             if stored.to_json() != declared.to_json():
                 rows = pl.concat([empty_frame(table), pl.read_delta(uri)], how="diagonal_relaxed")
-                self._write(table, rows, mode="overwrite", schema_mode="overwrite")
+                self.write(table, rows, mode="overwrite", schema_mode="overwrite")
         self._write_schema_files()
 
     def _write_schema_files(self) -> None:
@@ -237,7 +238,8 @@ class Tables:
         newer = latest.version() - since
         return newer > 0 and any(entry.get(STEP_KEY) == tag for entry in latest.history(limit=newer))
 
-    def _write(self, table: str, df: pl.DataFrame, metadata: dict[str, str] | None = None, **options) -> None:
+    def write(self, table: str, df: pl.DataFrame, metadata: dict[str, str] | None = None, **options) -> None:
+        """One commit writing ``df`` (in the table's declared columns) with ``write_deltalake``'s ``options``."""
         from deltalake import write_deltalake
 
         self.commit(table, lambda snapshot, properties: write_deltalake(
@@ -245,11 +247,11 @@ class Tables:
 
     def append(self, table: str, df: pl.DataFrame) -> None:
         if not df.is_empty():
-            self._write(table, df, mode="append")
+            self.write(table, df, mode="append")
 
     def replace(self, table: str, df: pl.DataFrame) -> None:
         """The whole table replaced by ``df``, in one commit."""
-        self._write(table, df, mode="overwrite")
+        self.write(table, df, mode="overwrite")
 
     def delete(self, table: str, predicate: str) -> None:
         self.commit(table, lambda snapshot, properties: snapshot.delete(predicate, commit_properties=properties))

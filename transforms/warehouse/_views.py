@@ -21,7 +21,8 @@ import duckdb
 import polars as pl
 
 from scorelake.transforms.errors import NotFound, QueryLimitHit
-from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, sql_literal
+from scorelake.transforms.warehouse._history import CommitLog
+from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, Tables, sql_literal
 
 SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one view per file
 FILES_TABLE = "scorelake_files"  # in the view database: the files its views read
@@ -59,7 +60,7 @@ def fetch(con: duckdb.DuckDBPyConnection, query: str, params: object, timeout_s:
 
 
 def _bound_files(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The files the views of a view database read, as ``build_views`` listed them."""
+    """The files the views of a view database read, as ``build`` listed them."""
     return [path for (path,) in con.execute(f"SELECT path FROM {FILES_TABLE}").fetchall()]
 
 
@@ -81,9 +82,13 @@ def sql_files(folder: str) -> tuple[tuple[str, str], ...]:
 
 
 class Views:
-    limits: QueryLimits  # of every connection ``connect`` opens (set by ``Store``)
-    # ---- DuckDB views ----------------------------------------------------------------------
-    def view_sql(self) -> list[tuple[str, str]]:
+    """The DuckDB views over the tables: the view database of a local warehouse, or views bound in
+    memory (object storage, ``--as-of``), and the connections that read them under ``limits``."""
+
+    def __init__(self, tables: Tables, log: CommitLog, limits: QueryLimits):
+        self.tables, self.log, self.limits = tables, log, limits
+
+    def statements(self) -> list[tuple[str, str]]:
         """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file, its
         ``{{ table }}`` placeholders naming the relation ``delta_<table>`` (see ``table_views``).
 
@@ -114,11 +119,11 @@ class Views:
             add(name)
         return statements
 
-    def view_files(self, versions: dict[str, int] | None = None) -> dict[str, list[str]]:
+    def files(self, versions: dict[str, int] | None = None) -> dict[str, list[str]]:
         """Per table, the files its view reads: its files at a version (default: the current one),
         or its schema file while it has none. (Not the schema file beside the files: files of two
         writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
-        return {table: self.files(table, (versions or {}).get(table)) or [self.schema_file(table).as_posix()]
+        return {table: self.tables.files(table, (versions or {}).get(table)) or [self.tables.schema_file(table).as_posix()]
                 for table in TABLES}
 
     @staticmethod
@@ -129,7 +134,7 @@ class Views:
                                    f"read_parquet([{', '.join(sql_literal(f) for f in paths)}])")
                 for table, paths in files.items()]
 
-    def build_views(self) -> None:
+    def build(self) -> None:
         """Write the view database beside the old one and rename it into place (local only: on
         object storage each command binds the views in memory, see ``connect``).
 
@@ -139,19 +144,19 @@ class Views:
         holding the old file keep reading it (its files stay until vacuum, 90 days on); a rename
         never waits for their locks.
         """
-        if not self.is_local:
+        if not self.tables.is_local:
             return
-        files = self.view_files()
-        views, tables = self.view_sql(), self.table_views(files)
+        files = self.files()
+        views, tables = self.statements(), self.table_views(files)
         stamps = [_stamp(views), _stamp(tables)]
         built = self._built_stamps()
         if built == stamps:
             return
         same_views = built[:1] == stamps[:1]
-        tmp = self.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
+        tmp = self.tables.root / f".{DB_FILE}.{secrets.token_hex(4)}.tmp"
         try:
             if same_views:
-                shutil.copyfile(self.db_path, tmp)
+                shutil.copyfile(self.tables.db_path, tmp)
             with duckdb.connect(str(tmp)) as con:
                 for _, statement in tables if same_views else tables + views:
                     con.execute(statement)
@@ -159,7 +164,7 @@ class Views:
                 con.execute(f"CREATE OR REPLACE TABLE {FILES_TABLE} AS SELECT unnest($files) AS path",
                             {"files": sorted(f for paths in files.values() for f in paths)})
                 con.execute("CHECKPOINT")
-            os.replace(tmp, self.db_path)
+            os.replace(tmp, self.tables.db_path)
             self._stamp_file().write_text(" ".join(stamps))
         finally:
             tmp.unlink(missing_ok=True)
@@ -174,10 +179,10 @@ class Views:
         """A read-only connection to the views that cannot touch files outside the tables: the
         view database of a local warehouse at its current version; otherwise (object storage, or
         ``as_of`` a past version) views bound in memory to the tables at that version."""
-        self.require()
+        self.tables.require()
         con = None
-        if self.is_local and as_of is None:
-            con = duckdb.connect(str(self.db_path), read_only=True)
+        if self.tables.is_local and as_of is None:
+            con = duckdb.connect(str(self.tables.db_path), read_only=True)
             files = _bound_files(con)
             # a copied or moved warehouse (its view database names the old place), or views an older
             # scorelake wrote: bound anew in memory until the next write rebuilds the database
@@ -202,31 +207,31 @@ class Views:
             shutil.rmtree(spill, ignore_errors=True)
 
     def _stamp_file(self) -> Path:
-        return self.root / ".views.sha256"
+        return self.tables.root / ".views.sha256"
 
     def _built_stamps(self) -> list[str]:
-        """The stamps of the view database's views and table bindings, as ``build_views`` wrote them."""
+        """The stamps of the view database's views and table bindings, as ``build`` wrote them."""
         stamp_file = self._stamp_file()
-        return stamp_file.read_text().split() if self.db_path.exists() and stamp_file.exists() else []
+        return stamp_file.read_text().split() if self.tables.db_path.exists() and stamp_file.exists() else []
 
     def _views_current(self) -> bool:
         """Whether the view database holds the views of this scorelake (not an older one's SQL)."""
-        return self._built_stamps()[:1] == [_stamp(self.view_sql())]
+        return self._built_stamps()[:1] == [_stamp(self.statements())]
 
     def _outside(self, files: list[str]) -> list[str]:
         """The files of ``files`` that are not under this warehouse's root."""
-        return [f for f in files if not Path(f).is_relative_to(self.root)]
+        return [f for f in files if not Path(f).is_relative_to(self.tables.root)]
 
-    def view_problems(self) -> list[str]:
+    def problems(self) -> list[str]:
         """A local view database that reads files outside this warehouse (the warehouse was copied
         or moved: reads bind the views in memory meanwhile), in words."""
-        if not self.is_local or not self.db_path.exists():
+        if not self.tables.is_local or not self.tables.db_path.exists():
             return []
-        with duckdb.connect(str(self.db_path), read_only=True) as con:
+        with duckdb.connect(str(self.tables.db_path), read_only=True) as con:
             outside = self._outside(_bound_files(con))
         if not outside:
             return []
-        return [f"the view database {self.db_path} reads {len(outside)} files outside this warehouse (e.g. "
+        return [f"the view database {self.tables.db_path} reads {len(outside)} files outside this warehouse (e.g. "
                 f"{outside[0]}): the warehouse was copied or moved; `scorelake compact` (or any write) rebuilds it"]
 
     def _arrow_dataset(self, table: str, version: int | None):
@@ -241,7 +246,7 @@ class Views:
                 return pa.list_(as_view(dtype.value_type))
             return dtype
 
-        dt = self.delta_table(table, version)
+        dt = self.tables.delta_table(table, version)
         schema = pa.schema([f.with_type(as_view(f.type)) for f in pa.schema(dt.schema().to_arrow())])
         return dt.to_pyarrow_dataset(schema=schema)
 
@@ -249,16 +254,16 @@ class Views:
         """An in-memory database with the views over each table at ``as_of``, and the local files they read."""
         from deltalake.exceptions import DeltaError
 
-        commit = self.as_of(as_of) if as_of else None
+        commit = self.log.as_of(as_of) if as_of else None
         versions = {**commit.table_versions, "commits": commit.version} if commit else {}
         con = duckdb.connect()
         try:
-            files = self.view_files(versions) if self.is_local else {}
+            files = self.files(versions) if self.tables.is_local else {}
             tables = self.table_views(files)
-            for table in TABLES if not self.is_local else ():
+            for table in TABLES if not self.tables.is_local else ():
                 # DuckDB reads object storage only through an extension: hand it Arrow datasets
                 con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
-            for _, statement in tables + self.view_sql():
+            for _, statement in tables + self.statements():
                 con.execute(statement)
         except (DeltaError, OSError, duckdb.IOException) as exc:
             con.close()
