@@ -90,8 +90,8 @@ INGEST = SEQUENTIAL + """
     from scorelake.flows.flow_bodies import ingest
     start = time.perf_counter()
     report = ingest(Sequential(), runs_dirs=[{store!r}], warehouse={warehouse!r})
-    result.ingested = len(report.ingested)
-    result.unchanged = len(report.unchanged)
+    result["ingested"] = len(report.ingested)
+    result["unchanged"] = len(report.unchanged)
 """
 
 RESCORE = SEQUENTIAL + """
@@ -184,7 +184,7 @@ ARROW_DATASETS = """from scorelake.transforms.warehouse import TABLES, Store
     wh = Store({warehouse!r})
     con = duckdb.connect()
     for table in TABLES:
-        con.register("delta_" + table, wh._arrow_dataset(table, None))
+        con.register("delta_" + table, wh.views._arrow_dataset(table, None))
     for _, statement in wh.views.statements():
         con.execute(statement)"""
 
