@@ -230,3 +230,14 @@ def test_ingest_fan_out_across_processes(prefect_server, runs_copy, tmp_path, ta
     assert summary.stdout_bytes == (CONFORMANCE / MIXED / "all_summary.txt").read_bytes()
     scenarios = pl.read_delta(str(tmp_path / "wh" / "scenarios"))
     assert scenarios.height == 34 + 32 + 14
+
+
+def test_every_scenario_column_is_mapped_from_the_voice_agent_files_and_every_format_is_a_source():
+    from scorelake.transforms.columns import SCENARIO_COLUMNS
+    from scorelake.transforms.sources import SOURCES
+    from scorelake.transforms.sources.nemo.columns import NEMO_COLUMNS
+
+    assert list(NEMO_COLUMNS) == [c.name for c in SCENARIO_COLUMNS]
+    assert list(SOURCES) == ["nemo", "tau2-dir", "tau2", "tau-bench"]
+    session = CONFORMANCE / MIXED
+    assert [k for k, s in SOURCES.items() if s.recognises(session)] == ["nemo"]

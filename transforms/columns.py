@@ -1,10 +1,10 @@
-"""Every warehouse column, declared as data: name, type, where its value comes from, required or not.
+"""Every warehouse table's columns, declared as data: name and type (and, for ``scenarios``, what
+each column means).
 
-A scenario column reads from one or more ``From(file, *path)`` sources (the first one present
-wins; ``*`` in a path maps over a list) or is ``Derived`` by a named function in
-``transforms.extract``. The other tables are produced by code (run context, verdict
-flattening, scoring) and are declared here by name and type so that every table has one
-schema, written even when a table is still empty.
+Where a ``scenarios`` column comes from is each input format's own business: the voice-agent
+mapping is declared in ``sources/nemo/columns.py``; the tau2 / tau-bench reader builds its rows in
+code. The other tables are produced by code (run context, verdict flattening, scoring, judging).
+Every table has one schema, written even while it is empty.
 """
 
 from __future__ import annotations
@@ -14,70 +14,12 @@ from typing import Any
 
 import polars as pl
 
-# Raw files of a scenario directory that columns read from (run-format.md §1).
-SCENARIO_FILES = {
-    "metrics": "metrics.json",
-    "judge": "judge_result.json",
-    "metadata": "scenario_config/metadata.json",
-    "db_hash": "final_scenario_db_hash.txt",
-}
-
-_MISSING = object()
-
-
-@dataclass(frozen=True)
-class From:
-    """A path into one of the parsed ``SCENARIO_FILES``."""
-
-    file: str
-    path: tuple[str, ...]
-
-    def __init__(self, file: str, *path: str):
-        object.__setattr__(self, "file", file)
-        object.__setattr__(self, "path", path)
-
-    def get(self, docs: dict[str, Any]) -> Any:
-        return _walk(docs.get(self.file, _MISSING), self.path)
-
-
-@dataclass(frozen=True)
-class Derived:
-    """Computed from the parsed files and the run context by ``transforms.extract.DERIVATIONS``."""
-
-    name: str
-
 
 @dataclass(frozen=True)
 class Column:
     name: str
     dtype: Any
-    sources: tuple[From | Derived, ...]
-    required: bool = False
     doc: str = ""
-
-
-def _walk(node: Any, path: tuple[str, ...]) -> Any:
-    for i, key in enumerate(path):
-        if node is _MISSING or node is None:
-            return _MISSING
-        if key == "*":
-            if not isinstance(node, list):
-                return _MISSING
-            rest = path[i + 1 :]
-            return [v for v in (_walk(item, rest) for item in node) if v is not _MISSING]
-        if isinstance(node, list) and key.isdigit():
-            if int(key) >= len(node):
-                return _MISSING
-            node = node[int(key)]
-        elif isinstance(node, dict) and key in node:
-            node = node[key]
-        else:
-            return _MISSING
-    return node
-
-
-def C(name: str, dtype: Any, *sources: From | Derived, required: bool = False, doc: str = "") -> Column:
-    return Column(name, dtype, sources, required, doc)
 
 
 Str, F64, I64, Bool = pl.String, pl.Float64, pl.Int64, pl.Boolean
@@ -85,99 +27,96 @@ StrList = pl.List(pl.String)
 
 SCENARIO_COLUMNS: tuple[Column, ...] = (
     # identity
-    C("run_id", Str, Derived("run_id"), required=True, doc="session directory name"),
-    C("generation", Str, Derived("generation"), required=True, doc="ingest that wrote this row"),
-    C("scenario_name", Str, From("metrics", "scenario_name"), required=True),
-    C("domain", Str, Derived("domain"), required=True, doc="bucket: scenario_name.split('__', 1)[0]"),
-    C("registry_domain", Str, From("metadata", "domain"), doc="Scenario.domain (registry namespace)"),
-    C("position", I64, Derived("position"), required=True, doc="index in all_metrics.json order"),
-    C("invocation_index", I64, Derived("invocation_index"), required=True,
-      doc="run_args.json invocation that produced the scenario"),
-    C("fingerprint", Str, Derived("fingerprint"), required=True, doc="size+mtime hash of the files read"),
-    C("task_id", Str, Derived("task_id"), required=True, doc="what repeats across trials (pass^k): the scenario name"),
-    C("trial", I64, Derived("trial"), required=True, doc="trial number within the run (0 for voice-agent runs)"),
+    Column("run_id", Str, doc="session directory name"),
+    Column("generation", Str, doc="ingest that wrote this row"),
+    Column("scenario_name", Str),
+    Column("domain", Str, doc="bucket: scenario_name.split('__', 1)[0]"),
+    Column("registry_domain", Str, doc="Scenario.domain (registry namespace)"),
+    Column("position", I64, doc="index in all_metrics.json order"),
+    Column("invocation_index", I64, doc="run_args.json invocation that produced the scenario"),
+    Column("fingerprint", Str, doc="size+mtime hash of the files read"),
+    Column("task_id", Str, doc="what repeats across trials (pass^k): the scenario name"),
+    Column("trial", I64, doc="trial number within the run (0 for voice-agent runs)"),
     # configuration the scenario was run with
-    C("success_signals", StrList, From("metadata", "success_signals"), required=True),
-    C("ignore_capitalization", Bool, From("metadata", "ignore_capitalization"), required=True),
-    C("ignore_punctuation", Bool, From("metadata", "ignore_punctuation"), required=True),
-    C("clean_text", Bool, From("metadata", "clean_text"), required=True),
-    C("disallow_extra_items", Bool, From("metadata", "disallow_extra_items"), required=True),
-    C("rec_judge_enabled", Bool, Derived("rec_judge_enabled"), required=True,
-      doc="judge on in the producing invocation"),
-    C("rec_judge_threshold", F64, Derived("rec_judge_threshold")),
-    C("rec_strict_match", Bool, Derived("rec_strict_match"), required=True),
-    C("rec_min_agent_turns", I64, Derived("rec_min_agent_turns"), required=True,
-      doc="from the last invocation: the one that aggregated the run"),
+    Column("success_signals", StrList),
+    Column("ignore_capitalization", Bool),
+    Column("ignore_punctuation", Bool),
+    Column("clean_text", Bool),
+    Column("disallow_extra_items", Bool),
+    Column("rec_judge_enabled", Bool, doc="judge on in the producing invocation"),
+    Column("rec_judge_threshold", F64),
+    Column("rec_strict_match", Bool),
+    Column("rec_min_agent_turns", I64, doc="from the last invocation: the one that aggregated the run"),
     # conversation
-    C("total_turns", I64, From("metrics", "total_turns"), required=True),
-    C("scenario_duration", F64, From("metrics", "scenario_duration"), required=True),
-    C("duration_seconds", F64, From("metrics", "duration_seconds")),
-    C("stop_reason", Str, From("metrics", "stop_reason"), required=True),
-    C("first_turn_at", Str, From("metrics", "turns", "0", "timestamp")),
-    C("latency_count", I64, From("metrics", "latency_stats", "count"), required=True),
-    C("latency_mean_ms", F64, From("metrics", "latency_stats", "mean_ms"), required=True),
-    C("latency_p50_ms", F64, From("metrics", "latency_stats", "p50_ms"), required=True),
-    C("latency_p95_ms", F64, From("metrics", "latency_stats", "p95_ms"), required=True),
-    C("latency_min_ms", F64, From("metrics", "latency_stats", "min_ms"), required=True),
-    C("latency_max_ms", F64, From("metrics", "latency_stats", "max_ms"), required=True),
-    C("latency_ms", pl.List(F64), From("metrics", "latencies", "*", "latency_ms"), required=True),
-    C("agent_n_calls", I64, From("metrics", "token_usage", "agent", "n_calls")),
-    C("agent_prompt_tokens", I64, From("metrics", "token_usage", "agent", "prompt")),
-    C("agent_completion_tokens", I64, From("metrics", "token_usage", "agent", "completion")),
-    C("user_n_calls", I64, From("metrics", "token_usage", "user", "n_calls")),
-    C("user_prompt_tokens", I64, From("metrics", "token_usage", "user", "prompt")),
-    C("user_completion_tokens", I64, From("metrics", "token_usage", "user", "completion")),
-    C("agent_context_messages", I64, Derived("agent_context_messages"),
-      doc="assistant messages in bot_logs_agent/llm_context.json; read only when n_calls is absent"),
+    Column("total_turns", I64),
+    Column("scenario_duration", F64),
+    Column("duration_seconds", F64),
+    Column("stop_reason", Str),
+    Column("first_turn_at", Str),
+    Column("latency_count", I64),
+    Column("latency_mean_ms", F64),
+    Column("latency_p50_ms", F64),
+    Column("latency_p95_ms", F64),
+    Column("latency_min_ms", F64),
+    Column("latency_max_ms", F64),
+    Column("latency_ms", pl.List(F64)),
+    Column("agent_n_calls", I64),
+    Column("agent_prompt_tokens", I64),
+    Column("agent_completion_tokens", I64),
+    Column("user_n_calls", I64),
+    Column("user_prompt_tokens", I64),
+    Column("user_completion_tokens", I64),
+    Column("agent_context_messages", I64,
+           doc="assistant messages in bot_logs_agent/llm_context.json; read only when n_calls is absent"),
     # ACTION_MATCH inputs and comparator outcome
-    C("has_reference", Bool, Derived("has_reference"), required=True),
-    C("has_prediction", Bool, Derived("has_prediction"), required=True),
-    C("action_match_lenient", Bool, Derived("action_match_lenient")),
-    C("action_reference_items", I64, Derived("action_reference_items")),
-    C("action_prediction_items", I64, Derived("action_prediction_items")),
-    C("reference_json", Str, Derived("reference_json")),
-    C("prediction_json", Str, Derived("prediction_json")),
+    Column("has_reference", Bool),
+    Column("has_prediction", Bool),
+    Column("action_match_lenient", Bool),
+    Column("action_reference_items", I64),
+    Column("action_prediction_items", I64),
+    Column("reference_json", Str),
+    Column("prediction_json", Str),
     # DB_STATE_MATCH
-    C("expected_db_hash", Str, From("metadata", "expected_db_hash"), From("metrics", "db_state_expected_hash")),
-    C("actual_db_hash", Str, From("db_hash", "db_hash"), From("metrics", "db_state_actual_hash")),
-    C("actual_user_db_hash", Str, From("db_hash", "user_db_hash")),
-    C("db_match_recorded", Bool, Derived("db_match_recorded"),
-      doc="a source's own DB verdict where no hashes exist (tau2 db_check); NULL for voice-agent runs"),
+    Column("expected_db_hash", Str),
+    Column("actual_db_hash", Str),
+    Column("actual_user_db_hash", Str),
+    Column("db_match_recorded", Bool,
+           doc="a source's own DB verdict where no hashes exist (tau2 db_check); NULL for voice-agent runs"),
     # DB_STATE_ASSERTION (verdicts only: the predicates' DBs are not on disk)
-    C("has_db_state_assertions", Bool, Derived("has_db_state_assertions"), required=True),
-    C("dbsa_total", I64, Derived("dbsa_total")),
-    C("dbsa_passed", I64, Derived("dbsa_passed")),
+    Column("has_db_state_assertions", Bool),
+    Column("dbsa_total", I64),
+    Column("dbsa_passed", I64),
     # judge and NL_ASSERTION
-    C("judge_ran", Bool, Derived("judge_ran"), required=True, doc="judge_result.json exists"),
-    C("judge_score", F64, From("judge", "score"), From("metrics", "judge_score")),
-    C("nl_total", I64, Derived("nl_total")),
-    C("nl_passed", I64, Derived("nl_passed")),
+    Column("judge_ran", Bool, doc="judge_result.json exists"),
+    Column("judge_score", F64),
+    Column("nl_total", I64),
+    Column("nl_passed", I64),
     # tau2's COMMUNICATE check and reward basis (NULL for voice-agent runs)
-    C("communicate_total", I64, Derived("communicate_total"), doc="tau2 communicate_checks"),
-    C("communicate_passed", I64, Derived("communicate_passed")),
-    C("reward_basis", StrList, Derived("reward_basis"), doc="tau2 reward basis the simulation was scored on"),
-    C("basis_checks_missing", StrList, Derived("basis_checks_missing"),
-      doc="basis entries with no check recorded (a normally ended tau2 simulation)"),
-    C("task_id_claimed", Str, Derived("task_id_claimed"),
-      doc="the source's task id where it contradicts the task definition (task_id is the recovered one)"),
+    Column("communicate_total", I64, doc="tau2 communicate_checks"),
+    Column("communicate_passed", I64),
+    Column("reward_basis", StrList, doc="tau2 reward basis the simulation was scored on"),
+    Column("basis_checks_missing", StrList,
+           doc="basis entries with no check recorded (a normally ended tau2 simulation)"),
+    Column("task_id_claimed", Str,
+           doc="the source's task id where it contradicts the task definition (task_id is the recovered one)"),
     # what upstream stored, kept next to the recomputed values
-    C("claimed_reward", F64, Derived("claimed_reward"), doc="the source's own reward (tau2 / tau-bench)"),
-    C("claimed_success", Bool, Derived("claimed_success"),
-      doc="the source's own verdict: metrics.is_successful, or tau2 reward within 1e-6 of 1"),
-    C("raw_is_action_match", Str, Derived("raw_is_action_match"), required=True),
-    C("raw_db_state_match", Bool, From("metrics", "db_state_match")),
-    C("raw_db_state_assertion_pass_rate", F64, From("metrics", "db_state_assertion_pass_rate")),
-    C("raw_nl_assertion_pass_rate", F64, From("metrics", "nl_assertion_pass_rate")),
-    C("raw_judge_score", F64, From("metrics", "judge_score")),
-    C("raw_judge_passed", Bool, From("metrics", "judge_passed")),
-    C("raw_clean_exit", Bool, From("metrics", "clean_exit"), required=True),
-    C("raw_insufficient_agent_turns", Bool, From("metrics", "insufficient_agent_turns")),
-    C("raw_is_successful", Str, Derived("raw_is_successful"), required=True),
-    C("raw_is_task_successful", Bool, From("metrics", "is_task_successful")),
-    C("raw_passed", StrList, From("metrics", "success_breakdown", "passed"), required=True),
-    C("raw_failed", StrList, From("metrics", "success_breakdown", "failed"), required=True),
-    C("raw_not_applicable", StrList, From("metrics", "success_breakdown", "not_applicable"), required=True),
-    C("raw_excluded", StrList, From("metrics", "success_breakdown", "excluded"), required=True),
+    Column("claimed_reward", F64, doc="the source's own reward (tau2 / tau-bench)"),
+    Column("claimed_success", Bool,
+           doc="the source's own verdict: metrics.is_successful, or tau2 reward within 1e-6 of 1"),
+    Column("raw_is_action_match", Str),
+    Column("raw_db_state_match", Bool),
+    Column("raw_db_state_assertion_pass_rate", F64),
+    Column("raw_nl_assertion_pass_rate", F64),
+    Column("raw_judge_score", F64),
+    Column("raw_judge_passed", Bool),
+    Column("raw_clean_exit", Bool),
+    Column("raw_insufficient_agent_turns", Bool),
+    Column("raw_is_successful", Str),
+    Column("raw_is_task_successful", Bool),
+    Column("raw_passed", StrList),
+    Column("raw_failed", StrList),
+    Column("raw_not_applicable", StrList),
+    Column("raw_excluded", StrList),
 )
 
 SCHEMAS: dict[str, dict[str, Any]] = {

@@ -17,10 +17,10 @@ from scorelake.transforms.results import SessionReport
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import (
     EVIDENCE_TABLES,
-    READERS,
     Session,
     is_utf8,
     printable,
+    read_session_tables,
     same_content,
     session_fingerprint,
 )
@@ -89,7 +89,7 @@ def _once_each(messages) -> list[str]:
 
 def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
     """Read a session and score it under every policy, as one new generation."""
-    tables = READERS[session.kind](session, new_generation())
+    tables = read_session_tables(session, new_generation())
     scenarios = tables.scenarios.lazy()
     scored = [score_and_count(scenarios, policy) for policy in policies]
     report = SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,

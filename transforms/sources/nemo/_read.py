@@ -12,11 +12,10 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from scorelake.transforms.columns import _MISSING, SCENARIO_COLUMNS, SCENARIO_FILES, Derived, frame
+from scorelake.transforms.columns import SCENARIO_COLUMNS, frame
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
-from scorelake.transforms.sources._discover import Session, list_session
 from scorelake.transforms.sources._evidence import (
     action_verdict_rows,
     judge_input_row,
@@ -35,7 +34,10 @@ from scorelake.transforms.sources._files import (
     read_bytes,
     validate,
 )
+from scorelake.transforms.sources._session import Session
+from scorelake.transforms.sources.nemo._listing import list_session
 from scorelake.transforms.sources.nemo._raw import Invocation, JudgeResultFile, MetadataFile, MetricsFile, RunArgsFile
+from scorelake.transforms.sources.nemo.columns import MISSING, NEMO_COLUMNS, SCENARIO_FILES, Derived
 
 PREDICTION_FILE = "final_agent_response.json"
 DEFAULT_RUN_GROUP = "default"
@@ -96,8 +98,8 @@ class ScenarioSource:
     metadata: MetadataFile
     metrics: MetricsFile
     judge: JudgeResultFile | None
-    reference: Any = _MISSING
-    prediction: Any = _MISSING
+    reference: Any = MISSING
+    prediction: Any = MISSING
     action: ActionMatch | None = None
     agent_context_messages: int | None = None
     invocation_index: int = 0
@@ -108,69 +110,18 @@ class ScenarioSource:
         return self.run.invocations[self.invocation_index]
 
 
-def _json_text(value: Any) -> str | None:
-    return None if value is _MISSING else json.dumps(value, ensure_ascii=False)
-
-
-DERIVATIONS: dict[str, Callable[[ScenarioSource], Any]] = {
-    "run_id": lambda s: s.run.session.run_id,
-    "generation": lambda s: s.run.generation,
-    "domain": lambda s: s.metrics.scenario_name.split("__", 1)[0],
-    "position": lambda s: 0,  # assigned once the whole session is read
-    "invocation_index": lambda s: s.invocation_index,
-    "fingerprint": lambda s: s.fingerprint,
-    "task_id": lambda s: s.metrics.scenario_name,
-    "trial": lambda s: 0,
-    "db_match_recorded": lambda s: None,
-    "communicate_total": lambda s: None,
-    "communicate_passed": lambda s: None,
-    "reward_basis": lambda s: None,
-    "basis_checks_missing": lambda s: None,
-    "task_id_claimed": lambda s: None,
-    "claimed_reward": lambda s: None,
-    "claimed_success": lambda s: s.metrics.is_successful if isinstance(s.metrics.is_successful, bool) else None,
-    "rec_judge_enabled": lambda s: s.invocation.parsed_args.judge_enabled,
-    "rec_judge_threshold": lambda s: s.invocation.parsed_args.judge_threshold,
-    "rec_strict_match": lambda s: s.invocation.parsed_args.strict_match,
-    # The run-level stall check re-derives with the aggregating (last) invocation's flag (§13).
-    "rec_min_agent_turns": lambda s: s.run.invocations[-1].parsed_args.min_agent_turns,
-    "agent_context_messages": lambda s: s.agent_context_messages,
-    "has_reference": lambda s: s.reference is not _MISSING,
-    "has_prediction": lambda s: s.prediction is not _MISSING,
-    "action_match_lenient": lambda s: s.action.lenient if s.action else None,
-    "action_reference_items": lambda s: s.action.reference_items if s.action else None,
-    "action_prediction_items": lambda s: s.action.prediction_items if s.action else None,
-    "reference_json": lambda s: _json_text(s.reference),
-    "prediction_json": lambda s: _json_text(s.prediction),
-    "has_db_state_assertions": lambda s: s.metrics.db_state_assertion_verdicts is not None,
-    "dbsa_total": lambda s: None if s.metrics.db_state_assertion_verdicts is None
-    else len(s.metrics.db_state_assertion_verdicts),
-    "dbsa_passed": lambda s: None if s.metrics.db_state_assertion_verdicts is None
-    else sum(v.passed for v in s.metrics.db_state_assertion_verdicts),
-    "judge_ran": lambda s: s.judge is not None,
-    "nl_total": lambda s: None if s.judge is None or s.judge.nl_assertion_verdicts is None
-    else len(s.judge.nl_assertion_verdicts),
-    "nl_passed": lambda s: None if s.judge is None or s.judge.nl_assertion_verdicts is None
-    else sum(v.passed for v in s.judge.nl_assertion_verdicts),
-    # As the runner prints a bool-or-"N/A" value: Python's str().
-    "raw_is_action_match": lambda s: str(s.metrics.is_action_match),
-    "raw_is_successful": lambda s: str(s.metrics.is_successful),
-}
-
-
 def _column_values(src: ScenarioSource) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for column in SCENARIO_COLUMNS:
-        value: Any = _MISSING
-        for source in column.sources:
-            value = DERIVATIONS[source.name](src) if isinstance(source, Derived) else source.get(src.docs)
-            if value is not _MISSING and value is not None:
+        declared, value = NEMO_COLUMNS[column.name], MISSING
+        for source in declared.sources:
+            value = source.fn(src) if isinstance(source, Derived) else source.get(src.docs)
+            if value is not MISSING and value is not None:
                 break
-        if value is _MISSING:
+        if value is MISSING:
             value = None
-        if value is None and column.required:
-            file = next((SCENARIO_FILES[s.file] for s in column.sources if not isinstance(s, Derived)), "metrics.json")
-            raise BadInput(os.path.relpath(src.dir / file, src.run.session.path),
+        if value is None and declared.required:
+            raise BadInput(os.path.relpath(src.dir / declared.file, src.run.session.path),
                            f"required value '{column.name}' is missing")
         row[column.name] = value
     return row

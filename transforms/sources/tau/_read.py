@@ -19,9 +19,9 @@ from typing import Any, Callable
 
 from scorelake.transforms.columns import SCHEMAS, frame
 from scorelake.transforms.scoring import Signal
-from scorelake.transforms.sources._discover import Session, session_fingerprint
 from scorelake.transforms.sources._evidence import message_turn_rows, tool_call_rows
 from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
+from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.tau._raw import Tau2Header, Tau2Simulation, TauBenchRecord
 
 BASIS_SIGNALS = {
@@ -253,8 +253,7 @@ def _tau2_document(session: Session) -> tuple[dict, list[tuple[str, Callable[[],
     return header, [(f"{session.path.name}#simulations[{i}]", lambda s=s: s) for i, s in enumerate(sims)]
 
 
-def read_tau2(session: Session, generation: str) -> SessionTables:
-    fingerprint = session_fingerprint(session)
+def read_tau2(session: Session, generation: str, fingerprint: str) -> SessionTables:
     try:
         header, loaders = _tau2_document(session)
     except BadInput as err:
@@ -309,8 +308,7 @@ def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: Ta
     return row, [], {"turns": message_turn_rows(key, rec.traj), "tool_calls": tool_call_rows(key, "agent", rec.traj)}
 
 
-def read_tau_bench(session: Session, generation: str) -> SessionTables:
-    fingerprint = session_fingerprint(session)
+def read_tau_bench(session: Session, generation: str, fingerprint: str) -> SessionTables:
     try:
         doc = load_json(session.path, session.path.parent)
         if not isinstance(doc, list):

@@ -1,0 +1,69 @@
+"""A voice-agent session folder as one pass of stats sees it: its scenario and killed folders, each
+scenario fingerprinted by the stats of the files scoring reads."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from scorelake.transforms.sources._session import stat_token
+from scorelake.transforms.sources.nemo.columns import SCENARIO_FILES
+
+KILLED_MARK = ".killed."
+# check_resume.py counts a sub-directory as a scenario when it holds any of these (run-format.md §14).
+SCENARIO_MARKERS = ("metrics.json", "bridge_log.txt", "scenario_config")
+RUN_FILES = ("run_args.json", "all_summary.txt")
+# Everything scoring reads from a scenario directory; a change to any of them changes the fingerprint.
+SCENARIO_INPUTS = (
+    *SCENARIO_FILES.values(),
+    "scenario_config/reference_answer.json",
+    "final_agent_response.json",
+    "bot_logs_agent/llm_context.json",
+    "bot_logs_user/llm_context.json",
+)
+# Part of a session's fingerprint: a reader that extracts more from the same files re-reads sessions
+# an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input).
+NEMO_READER_VERSION = "3"
+
+METRICS_AT = SCENARIO_INPUTS.index("metrics.json")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A voice-agent session directory as one pass of stats sees it."""
+
+    scenarios: dict[str, str]  # scenario folder name -> its fingerprint, in name order
+    killed: list[str]  # ``*.killed.*`` folder names, in name order
+    fingerprint: str  # the session's: changes whenever a file scoring reads is added, removed, resized or touched
+
+
+def list_session(session_dir: Path) -> Listing:
+    """Scenario and killed folders of a session, each scenario fingerprinted by its input files' stats.
+
+    Plain strings and ``os.stat``: this runs for every scenario of every session on each ingest,
+    and it is most of a no-change re-ingest.
+    """
+    base = os.fspath(session_dir)
+    with os.scandir(base) as entries:
+        folders = sorted(e.name for e in entries if e.is_dir())
+    scenarios: dict[str, str] = {}
+    killed: list[str] = []
+    for name in folders:
+        if KILLED_MARK in name:
+            killed.append(name)
+            continue
+        folder = f"{base}/{name}/"
+        tokens = [stat_token(folder + file) for file in SCENARIO_INPUTS]
+        if tokens[METRICS_AT] != "-" or any(os.path.exists(folder + marker) for marker in SCENARIO_MARKERS):
+            scenarios[name] = hashlib.blake2b(";".join(tokens).encode(), digest_size=12).hexdigest()
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"reader={NEMO_READER_VERSION};".encode())
+    for name in RUN_FILES:
+        digest.update(f"{name}={stat_token(f'{base}/{name}')};".encode())
+    for name in killed:
+        digest.update(f"killed:{name};".encode("utf-8", "surrogateescape"))
+    for name, fingerprint in scenarios.items():
+        digest.update(f"{name}:{fingerprint};".encode("utf-8", "surrogateescape"))
+    return Listing(scenarios, killed, digest.hexdigest())

@@ -1,0 +1,94 @@
+"""tau2-bench and tau-bench results as ``Source``s: a tau2 results folder, a tau2 results file, a
+tau-bench trajectory file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from scorelake.transforms.sources._files import SessionTables, open_regular
+from scorelake.transforms.sources._session import Session, stat_token
+from scorelake.transforms.sources.tau._read import read_tau2, read_tau_bench
+
+# Part of a file's fingerprint: a reader that extracts more from the same file re-reads files an
+# older one ingested (2: COMMUNICATE, reward basis, recovered task ids; 3: evidence: turns, tool calls).
+READER_VERSION = "3"
+
+
+def sniff(path: Path) -> str | None:
+    """The format of a results file from its first bytes: ``tau2``, ``tau-bench`` or None."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            head = fh.read(65536).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return None
+    if head.startswith(b"{"):
+        return "tau2" if b'"simulations"' in head or (b'"timestamp"' in head and b'"info"' in head) else None
+    if head.startswith(b"["):
+        if b'"traj"' in head and b'"reward"' in head:
+            return "tau-bench"
+        if b'"termination_reason"' in head or b'"reward_info"' in head:
+            return "tau2"
+    return None
+
+
+class _ResultsFile:
+    """A results file of the format ``kind`` (recognised by its first bytes), a run each."""
+
+    kind: str
+
+    def recognises(self, path: Path) -> str | None:
+        return path.stem if path.suffix == ".json" and not path.is_dir() and sniff(path) == self.kind else None
+
+    def fingerprint(self, session: Session) -> str:
+        return hashlib.blake2b(f"reader={READER_VERSION};{stat_token(session.path)}".encode(),
+                               digest_size=16).hexdigest()
+
+    def input_files(self, session: Session, path: Path) -> list[str] | None:
+        return ["."]
+
+
+class Tau2File(_ResultsFile):
+    """A monolithic tau2-bench results file."""
+
+    kind = "tau2"
+
+    def read(self, session: Session, generation: str) -> SessionTables:
+        return read_tau2(session, generation, self.fingerprint(session))
+
+
+class TauBenchFile(_ResultsFile):
+    """A tau-bench (v1) trajectory file."""
+
+    kind = "tau-bench"
+
+    def read(self, session: Session, generation: str) -> SessionTables:
+        return read_tau_bench(session, generation, self.fingerprint(session))
+
+
+class Tau2Folder:
+    """A tau2-bench results folder: ``results.json`` and ``simulations/``."""
+
+    kind = "tau2-dir"
+
+    def recognises(self, path: Path) -> str | None:
+        is_results = path.is_dir() and (path / "results.json").is_file() and (path / "simulations").is_dir()
+        return path.name if is_results else None
+
+    def fingerprint(self, session: Session) -> str:
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(f"reader={READER_VERSION};".encode())
+        digest.update(f"results={stat_token(session.path / 'results.json')};".encode())
+        for path in sorted((session.path / "simulations").glob("*.json")):
+            digest.update(f"{path.name}={stat_token(path)};".encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+    def input_files(self, session: Session, path: Path) -> list[str] | None:
+        return ["results.json", *(f"simulations/{p.name}" for p in sorted((path / "simulations").glob("*.json")))]
+
+    def read(self, session: Session, generation: str) -> SessionTables:
+        return read_tau2(session, generation, self.fingerprint(session))
