@@ -10,6 +10,14 @@ from scorelake.transforms.pipeline._ingest import (
     plan_ingest,
     record_refusals,
 )
+from scorelake.transforms.pipeline._judgements import (
+    COMMIT_LOCK_WAIT_S,
+    commit_judgements,
+    commit_orphaned_journals,
+    judged_by,
+    recorded_judgements,
+)
+from scorelake.transforms.pipeline._judges import define_judge, find_judge, policies_using, save_judge, stored_judges
 from scorelake.transforms.pipeline._migrate import migrate, prepare_for_writing
 from scorelake.transforms.pipeline._policies import (
     check_policy,
@@ -18,24 +26,8 @@ from scorelake.transforms.pipeline._policies import (
     save_policy,
     stored_policies,
 )
-from scorelake.transforms.pipeline._rejudge import (
-    COMMIT_LOCK_WAIT_S,
-    JUDGE_BATCH,
-    BatchResult,
-    RejudgePlan,
-    api_key_from,
-    commit_judgements,
-    commit_orphaned_journals,
-    define_judge,
-    find_judge,
-    judge_batch,
-    judged_by,
-    plan_rejudge,
-    policies_using,
-    recorded_judgements,
-    save_judge,
-    stored_judges,
-)
+from scorelake.transforms.pipeline._rejudge import JUDGE_BATCH, BatchResult, api_key_from, judge_batch
+from scorelake.transforms.pipeline._rejudge_plan import RejudgePlan, plan_rejudge
 from scorelake.transforms.pipeline._rescore import require_judged, rescore, score_and_count
 
 __all__ = ["COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",

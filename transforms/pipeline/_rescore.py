@@ -8,7 +8,7 @@ import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
-from scorelake.transforms.pipeline._rejudge import KEY, judged_by, stored_inputs
+from scorelake.transforms.pipeline._judgements import KEY, judged_by, stored_inputs
 from scorelake.transforms.scoring import SCENARIO_FACTS, Policy, as_scores, rate_counts, with_scores
 from scorelake.transforms.warehouse import Store
 

@@ -1,0 +1,81 @@
+"""Judgements as the tables hold them: the stored judge inputs, a judge's latest judgement of each,
+the runs' own judge results as judgements, and committing new ones."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from scorelake.transforms.columns import frame
+from scorelake.transforms.judging import (
+    journal_folder,
+    orphaned,
+    read_journal,
+)
+from scorelake.transforms.scoring import RECORDED
+from scorelake.transforms.warehouse import Store
+
+COMMIT_LOCK_WAIT_S = 600.0  # a batch's commit waits this long for another writer (an ingest) to finish
+
+
+KEY = ["run_id", "scenario_name", "input_hash"]
+
+
+def stored_inputs(store: Store, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The askable judge inputs of the runs' committed generations, keyed, with what a request needs
+    (but the texts: those are read a chunk at a time when asked, see ``_calls``)."""
+    scenarios = store.tables.scan("scenarios", runs).select("run_id", "scenario_name", "invocation_index")
+    return (store.tables.scan("judge_inputs", runs).filter(pl.col("askable"))
+            .select(*KEY, "nl_assertions").join(scenarios, on=["run_id", "scenario_name"]))
+
+
+def latest(store: Store, judge: str) -> pl.LazyFrame:
+    """A judge's latest judgement per scenario and input (``rejudge --only-errors`` may replace one)."""
+    return (store.tables.read("judgements").filter(pl.col("judge") == judge)
+            .sort("judged_at", "judgement_id").unique(KEY, keep="last"))
+
+
+def recorded_judgements(store: Store, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The runs' own judge results as judgement rows (of their stored inputs)."""
+    inputs = store.tables.scan("judge_inputs", runs).select(*KEY)
+    nl = (store.tables.scan("verdicts", runs).filter(pl.col("kind") == "nl_assertion").sort("ordinal")
+          .group_by("run_id", "scenario_name")
+          .agg(pl.struct(pl.col("ordinal").alias("index"), pl.col("label").alias("assertion"), "passed",
+                         pl.col("detail").alias("reason")).alias("_verdicts")))
+    counts = store.tables.scan("scenarios", runs).select("run_id", "scenario_name", "nl_passed", "nl_total")
+    return (store.tables.scan("judge_results", runs).join(inputs, on=["run_id", "scenario_name"])
+            .join(counts, on=["run_id", "scenario_name"]).join(nl, on=["run_id", "scenario_name"], how="left")
+            .select(*KEY, "score", "reason", "errored", "extra_json", "nl_passed", "nl_total", "_verdicts"))
+
+
+def judged_by(store: Store, judge: str, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The judge's current judgement of each stored input of ``runs`` (KEY, score, errored, nl_passed, nl_total)."""
+    if judge == RECORDED:
+        return recorded_judgements(store, runs).select(*KEY, "score", "errored", "nl_passed", "nl_total")
+    inputs = store.tables.scan("judge_inputs", runs).select(*KEY)
+    return latest(store, judge).join(inputs, on=KEY, how="semi").select(*KEY, "score", "errored", "nl_passed",
+                                                                     "nl_total")
+
+
+def commit_judgements(store: Store, rows: pl.DataFrame, detail: str) -> None:
+    """Append judgement rows (none twice: a journal committed before its file was removed is
+    committed again after a kill) and record the step."""
+    with store.lock.hold(COMMIT_LOCK_WAIT_S):
+        stored = store.tables.read("judgements").filter(pl.col("judgement_id").is_in(rows["judgement_id"].implode()))
+        rows = rows.join(stored.select("judgement_id").collect(), on="judgement_id", how="anti")
+        if rows.is_empty():
+            return
+        store.tables.append("judgements", rows)
+        store.log.record("rejudge", detail)
+        store.views.build()
+
+
+def commit_orphaned_journals(store: Store) -> int:
+    """Commit what a killed rejudge journalled; returns the judgements recovered."""
+    recovered = 0
+    for path in orphaned(journal_folder(store.tables.root, store.location)):
+        rows = read_journal(path)
+        if rows:
+            commit_judgements(store, frame("judgements", rows), f"{len(rows)} judgements recovered from {path.name}")
+            recovered += len(rows)
+        path.unlink(missing_ok=True)
+    return recovered

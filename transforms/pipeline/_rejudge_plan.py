@@ -1,0 +1,98 @@
+"""What a rejudge asks: the stored inputs a judge has not judged, less what its base judge answered
+without failing and what an identical request answered before (the cache)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import polars as pl
+
+from scorelake.transforms.columns import frame
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.judging import (
+    JudgeSpec,
+    request,
+)
+from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, recorded_judgements, stored_inputs
+from scorelake.transforms.pipeline._judges import RunJudgeSettings, policies_using
+from scorelake.transforms.scoring import RECORDED
+from scorelake.transforms.warehouse import Store
+
+
+def _copied(rows: pl.DataFrame, judge: str, source: str) -> pl.DataFrame:
+    """``rows`` (some judgement columns) as ``judge``'s judgements, made now without a call."""
+    ids = pl.Series([secrets.token_hex(12) for _ in range(rows.height)], dtype=pl.String)
+    rows = rows.with_columns(judgement_id=ids, judge=pl.lit(judge), source=pl.lit(source),
+                             judged_at=pl.lit(datetime.now(UTC)), attempts=pl.lit(0))
+    return pl.concat([frame("judgements", []), rows], how="diagonal_relaxed").select(frame("judgements", []).columns)
+
+
+def _recorded_rows(store: Store, keys: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """Recorded judgements of ``keys`` as full ``judgements`` rows (what --only-errors keeps of them)."""
+    rows = recorded_judgements(store, runs).join(keys.lazy(), on=KEY, how="semi").collect()
+    verdicts = [None if v is None else json.dumps(v, ensure_ascii=False) for v in rows["_verdicts"].to_list()]
+    return rows.drop("_verdicts").with_columns(nl_verdicts_json=pl.Series(verdicts, dtype=pl.String),
+                                               request_key=pl.lit(None, pl.String), model=pl.lit(None, pl.String))
+
+
+@dataclass
+class RejudgePlan:
+    judge: JudgeSpec
+    todo: pl.DataFrame  # KEY + what a request needs, sorted: the calls to make
+    copied: pl.DataFrame  # judgements rows taken over without a call (cache hits, --only-errors' base)
+    judged_already: int
+    scope: int
+
+
+def plan_rejudge(store: Store, spec: JudgeSpec, run_ids: list[str] | None, only_errors: bool) -> RejudgePlan:
+    """What a rejudge does: every stored askable input of the runs the judge has not judged is asked,
+    unless its base judge (if any) judged it without failing (then that judgement is taken over) or an
+    identical request was answered before (the cache); ``only_errors`` asks its failed ones again."""
+    runs = store.tables.committed_runs(run_ids)
+    inputs = stored_inputs(store, runs).collect()
+    own = latest(store, spec.name).join(inputs.lazy().select(KEY), on=KEY, how="semi").select(*KEY, "errored").collect()
+    fresh = inputs.join(own, on=KEY, how="anti")
+    copied = frame("judgements", [])
+    if spec.base is not None:
+        base_ok = judged_by(store, spec.base, runs).filter(~pl.col("errored")).select(KEY).collect()
+        keep = fresh.select(KEY).join(base_ok, on=KEY, how="semi")
+        if keep.height:
+            rows = (_recorded_rows(store, keep, runs) if spec.base == RECORDED
+                    else latest(store, spec.base).join(keep.lazy(), on=KEY, how="semi").collect())
+            copied = _copied(rows, spec.name, "copied")
+        fresh = fresh.join(keep, on=KEY, how="anti")
+    todo = fresh
+    if only_errors:
+        again = inputs.join(own.filter(pl.col("errored")), on=KEY, how="semi")
+        users = policies_using(store, spec.name)
+        if again.height and users:
+            raise InvalidArgument(f"judge '{spec.name}' is used by policy {', '.join(users)}: its judgements stay as "
+                                  f"they are; ask its errors again as a new judge: --judge NEW --only-errors "
+                                  f"--from {spec.name}")
+        todo = pl.concat([todo, again])
+    todo = _with_request_keys(todo, spec, RunJudgeSettings(runs))
+    cached = _cached(store, todo, spec.name)
+    if cached.height:
+        copied = pl.concat([copied, cached])
+        todo = todo.join(cached.select(KEY), on=KEY, how="anti")
+    return RejudgePlan(spec, todo.sort("run_id", "scenario_name"), copied,
+                       inputs.height - todo.height - copied.height, inputs.height)
+
+
+def _with_request_keys(todo: pl.DataFrame, spec: JudgeSpec, settings: RunJudgeSettings) -> pl.DataFrame:
+    keys = [request(spec, settings.of(run_id, invocation), "", input_hash).key
+            for run_id, invocation, input_hash in todo.select("run_id", "invocation_index", "input_hash").iter_rows()]
+    return todo.with_columns(request_key=pl.Series(keys, dtype=pl.String))
+
+
+def _cached(store: Store, todo: pl.DataFrame, judge: str) -> pl.DataFrame:
+    """Answers to identical requests made before (by any judge), that did not fail."""
+    if todo.is_empty():
+        return frame("judgements", [])
+    hits = (store.tables.read("judgements").filter(~pl.col("errored") & pl.col("request_key").is_in(todo["request_key"].implode()))
+            .sort("judged_at").unique("request_key", keep="last").drop(*KEY).collect())
+    rows = todo.select(*KEY, "request_key").join(hits, on="request_key")
+    return _copied(rows, judge, "cache")
