@@ -258,6 +258,14 @@ class Warehouse:
         self._store.tables.require()
         return self._store.log.entries()
 
+    def versions(self) -> pl.DataFrame:
+        """``log()`` as a table: version, committed_at, operation, detail, table_versions (JSON)."""
+        return pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,
+                              "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True)}
+                             for c in self.log()],
+                            schema={"version": pl.Int64, "committed_at": pl.Datetime("us", "UTC"),
+                                    "operation": pl.String, "detail": pl.String, "table_versions": pl.String})
+
     def check(self) -> CheckResult:
         """Verify the committed state: every run's rows complete, every stored policy scored, the
         view database reading only this warehouse's files."""

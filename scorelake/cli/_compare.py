@@ -34,10 +34,7 @@ def compare_runs(
 
     c = scorelake.open(warehouse, as_of).compare(run_a, run_b, policy)
     if fmt is Format.json:
-        sys.stdout.write(json.dumps({
-            "run_a": run_a, "run_b": run_b, "domains": c.deltas.to_dicts(), "fixed": c.fixed, "broken": c.broken,
-            "paired": c.paired, "mcnemar": {"broken": c.mcnemar.broken, "fixed": c.mcnemar.fixed,
-                                            "p_value": c.mcnemar.p_value}}, indent=2) + "\n")
+        sys.stdout.write(json.dumps(c.as_json(), indent=2) + "\n")
         return
     if fmt is not Format.table or wide:
         emitted(c.as_table(), fmt, wide)

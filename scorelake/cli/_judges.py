@@ -134,8 +134,7 @@ def compare_judges(
     """
     c = scorelake.open(warehouse, as_of).compare_judges(judge_a, judge_b, run, threshold)
     if fmt is Format.json:
-        sys.stdout.write(json.dumps({"judge_a": judge_a, "judge_b": judge_b, "agreement": c.agreement.to_dicts(),
-                                     "flips": c.flips.to_dicts()}, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(c.as_json(), indent=2, default=str) + "\n")
         return
     if fmt is Format.csv or wide:
         emit(c.agreement, fmt, wide)

@@ -239,13 +239,9 @@ def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: Wid
 
     Example: scorelake log --format json
     """
-    commits = scorelake.open(warehouse).log()
-    df = pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,
-                        "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True)}
-                       for c in commits], schema={"version": pl.Int64, "committed_at": pl.Datetime("us", "UTC"),
-                                                  "operation": pl.String, "detail": pl.String,
-                                                  "table_versions": pl.String})
-    if emitted(df, fmt, wide):
+    wh = scorelake.open(warehouse)
+    commits = wh.log()
+    if emitted(wh.versions(), fmt, wide):
         return
     cells, before = [], {}
     for c in commits:  # the tables each step changed (from their creation, version 0), at the version it left them

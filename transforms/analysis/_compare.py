@@ -20,6 +20,13 @@ class Comparison:
     paired: int
     mcnemar: McNemar
 
+    def as_json(self) -> dict:
+        """The comparison as plain data (``--format json``)."""
+        return {"run_a": self.run_a, "run_b": self.run_b, "domains": self.deltas.to_dicts(), "fixed": self.fixed,
+                "broken": self.broken, "paired": self.paired,
+                "mcnemar": {"broken": self.mcnemar.broken, "fixed": self.mcnemar.fixed,
+                            "p_value": self.mcnemar.p_value}}
+
     def as_table(self) -> pl.DataFrame:
         """Everything in one table (for CSV): a row per domain with its rates, delta and the
         scenarios that flipped each way (``;``-joined); the paired count and the McNemar test, which

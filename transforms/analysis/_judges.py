@@ -34,6 +34,11 @@ class JudgeComparison:
     agreement: pl.DataFrame  # domain, kind (judge_passed | nl_assertion), pairs, counts, agreement, kappa, interval
     flips: pl.DataFrame  # run_id, scenario_name, domain, kind, assertion_index, a, b (passed), score_a, score_b
 
+    def as_json(self) -> dict:
+        """The comparison as plain data (``--format json``)."""
+        return {"judge_a": self.judge_a, "judge_b": self.judge_b, "agreement": self.agreement.to_dicts(),
+                "flips": self.flips.to_dicts()}
+
 
 def _agreement(pairs: pl.DataFrame, kind: str) -> list[dict]:
     """Per domain and over all: the 2x2 counts of the pairs where neither judge failed."""

@@ -19,6 +19,7 @@ import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS, empty_frame
 from scorelake.transforms.errors import NotFound, WarehouseMissing
+from scorelake.transforms.warehouse._faults import crash_point
 
 TABLES = tuple(SCHEMAS)
 # Rows keyed by (run_id, generation): visible while their generation is the run's committed one.
@@ -222,6 +223,7 @@ class Tables:
         for attempt in range(COMMIT_RETRIES):
             snapshot = self.delta_table(table)
             base, tag = snapshot.version(), secrets.token_hex(8)  # (a write moves the snapshot on)
+            crash_point("commit")
             try:
                 write(snapshot, CommitProperties(custom_metadata={**(metadata or {}), STEP_KEY: tag}))
                 return

@@ -21,6 +21,7 @@ import duckdb
 import polars as pl
 
 from scorelake.transforms.errors import NotFound, QueryLimitHit
+from scorelake.transforms.warehouse._faults import crash_point
 from scorelake.transforms.warehouse._history import CommitLog
 from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, Tables, sql_literal
 
@@ -164,6 +165,7 @@ class Views:
                 con.execute(f"CREATE OR REPLACE TABLE {FILES_TABLE} AS SELECT unnest($files) AS path",
                             {"files": sorted(f for paths in files.values() for f in paths)})
                 con.execute("CHECKPOINT")
+            crash_point("views")
             os.replace(tmp, self.tables.db_path)
             self._stamp_file().write_text(" ".join(stamps))
         finally:
