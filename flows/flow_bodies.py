@@ -181,8 +181,10 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
             fanout.log("error", f"{session.path}: not ingested: {reason}")
         record_refusals(store, plan.refused)
         reports, pending = [], []
-        # a policy under a judge other than the runs' own is scored once that judge has judged them (rescore)
-        specs = [p.spec_json() for p in stored_policies(store) if p.judge is None]
+        # The tasks score what a session holds; a policy under a judge other than the runs' own, or one
+        # that takes reviews, needs the tables: it is scored once the runs are committed (rescore).
+        policies = stored_policies(store)
+        specs = [p.spec_json() for p in policies if p.judge is None and not p.reviews]
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
             calls = [(s.run_id, str(s.path), s.kind, s.group, specs) for s in plan.todo]
@@ -194,6 +196,10 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
                     pending = []
                 bar.advance(job)
         commit_ingested(store, pending)
+        ingested_ids = [r.run_id for r in reports if r.scenarios]
+        for policy in policies if ingested_ids else ():
+            if policy.reviews:
+                rescore(store, policy, ingested_ids)
         if plan.regroup:
             group_runs(store, plan.regroup)
         if plan.todo:

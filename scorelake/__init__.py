@@ -33,11 +33,12 @@ from scorelake.transforms.results import (
     Regrouped,
     RejudgeResult,
     RescoreResult,
+    ReviewResult,
     SessionReport,
 )
 
 __version__ = "0.1.0"
 
 __all__ = ["CheckResult", "Evidence", "IngestResult", "InvalidArgument", "Refusal", "Regrouped", "RejudgeResult",
-           "RescoreResult", "SessionReport", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",
+           "RescoreResult", "ReviewResult", "SessionReport", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",
            "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

@@ -16,7 +16,14 @@ import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
-from scorelake.transforms.results import CheckResult, Evidence, IngestResult, RejudgeResult, RescoreResult
+from scorelake.transforms.results import (
+    CheckResult,
+    Evidence,
+    IngestResult,
+    RejudgeResult,
+    RescoreResult,
+    ReviewResult,
+)
 from scorelake.transforms.warehouse import Commit, QueryLimits, Store, fetch
 
 if TYPE_CHECKING:
@@ -174,7 +181,8 @@ class Warehouse:
                             self._query("scenario_verdicts", run_id=run, scenario=scenario, judge=row["judge"]),
                             judge.row(0, named=True) if judge.height else None,
                             self._query("scenario_turns", run_id=run, scenario=scenario),
-                            self._query("scenario_tool_calls", run_id=run, scenario=scenario))
+                            self._query("scenario_tool_calls", run_id=run, scenario=scenario),
+                            self._query("scenario_reviews", run_id=run, scenario=scenario))
 
     def rates(self, by: Literal["domain", "signal"] = "domain", run: str | None = None,
               policy: str = RECORDED) -> pl.DataFrame:
@@ -215,9 +223,10 @@ class Warehouse:
         ``whitelists`` as JSON, domain to signals)."""
         stored = self._query("policies")
         specs = [json.loads(spec) for spec in stored["spec_json"]]
-        return pl.DataFrame([{"policy_id": pid, **spec, "judge": judge,
+        return pl.DataFrame([{"policy_id": pid, **spec, "judge": judge, "reviews": reviews,
                               "whitelists": json.dumps(spec["whitelists"], sort_keys=True)}
-                             for pid, judge, spec in zip(stored["policy_id"], stored["judge"], specs)])
+                             for pid, judge, reviews, spec in zip(stored["policy_id"], stored["judge"],
+                                                                  stored["reviews"], specs)])
 
     def summary(self, run: str, policy: str = RECORDED) -> str:
         """``all_summary.txt`` of ``run`` as the upstream runner writes it, under ``policy``."""
@@ -323,7 +332,7 @@ class Warehouse:
     def define_policy(self, name: str | None = None, *, judge_threshold: float | None = None,
                       min_agent_turns: int | None = None, strict_match: bool | None = None,
                       judge_enabled: bool | None = None, judge: str | None = None,
-                      whitelists: Mapping[str, Sequence[str]] | None = None):
+                      whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False):
         """The policy to score under: the stored one named ``name`` when no flag is given, else a
         policy of those flags (named ``name``, or after its id). ``judge``: the judge (see ``rejudge``)
         whose judgements JUDGE_PASSED and NL_ASSERTION take. Nothing is stored yet."""
@@ -332,7 +341,7 @@ class Warehouse:
 
         flags = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns,
                  "strict_match": strict_match, "judge_enabled": judge_enabled, "judge": judge,
-                 "whitelists": dict(whitelists or {})}
+                 "whitelists": dict(whitelists or {}), "reviews": reviews or None}
         defined = {k: v for k, v in flags.items() if v not in (None, {})}
         if not defined:
             if not name:
@@ -348,8 +357,8 @@ class Warehouse:
     def rescore(self, policy: str | None = None, *, judge_threshold: float | None = None,
                 min_agent_turns: int | None = None, strict_match: bool | None = None,
                 judge_enabled: bool | None = None, judge: str | None = None,
-                whitelists: Mapping[str, Sequence[str]] | None = None, runs: Sequence[str] | None = None,
-                prefect: bool | None = None, verbose: bool = False,
+                whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False,
+                runs: Sequence[str] | None = None, prefect: bool | None = None, verbose: bool = False,
                 say: Callable[[str], None] = _say_nothing) -> RescoreResult:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
         tables alone. Returns the policy's name and id and the number of scenarios scored. Under a
@@ -363,7 +372,7 @@ class Warehouse:
         self._prepared()
         chosen = self.define_policy(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                                     strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
-                                    whitelists=whitelists)
+                                    whitelists=whitelists, reviews=reviews)
         require_judged(self._store, chosen, list(runs) if runs else None)
         result, ran = runtime.run("rescore", prefect, verbose, say, warehouse=self.location,
                                   policy_specs=[chosen.spec_json()], run_ids=list(runs) if runs else None)
@@ -413,6 +422,56 @@ class Warehouse:
                                   retries=retries, backoff=backoff, progress=progress)
         result.converted, result.ran = converted and str(converted), ran.describe()
         return result
+
+    # ---- people's verdicts ------------------------------------------------------------------------
+    def review(self, run: str, scenario: str, signal: str, verdict: str | None = None, *, assertion: int | None = None,
+               reviewer: str | None = None, note: str | None = None, withdraw: bool = False) -> ReviewResult:
+        """Record a person's verdict (``pass`` or ``fail``) on one signal of a scenario (a
+        ``success_breakdown`` name, or ``is_successful`` for the composite), or on one NL assertion
+        or DB predicate (``assertion``: its number); ``withdraw`` takes the standing one back. The
+        reviewer defaults to ``$SCORELAKE_REVIEWER``, else the login name. Nothing is overwritten:
+        a later review of the same key supersedes this one. Policies that take reviews
+        (``rescore(..., reviews=True)``) count it once re-scored."""
+        from scorelake.transforms.pipeline import Review
+
+        if withdraw == (verdict is not None):
+            raise InvalidArgument("give a verdict (pass or fail), or withdraw the standing one")
+        given = Review(run, scenario, signal, "withdrawn" if withdraw else str(verdict).lower(),
+                       _reviewer(reviewer), assertion, note or None)
+        return self._store_reviews([given])
+
+    def import_reviews(self, path: str | Path, reviewer: str | None = None) -> ReviewResult:
+        """Record the reviews of a CSV file (header: run_id, scenario_name, signal, verdict, and
+        optionally assertion, reviewer, note) or a JSON Lines file, in one write step: a file with
+        any bad line stores nothing, and the error names every bad line."""
+        from scorelake.transforms.pipeline import read_review_file
+
+        return self._store_reviews(read_review_file(Path(path), _reviewer(reviewer)))
+
+    def _store_reviews(self, reviews: list) -> ReviewResult:
+        from scorelake.transforms.pipeline import check_reviews, describe_reviews, store_reviews
+
+        self._writable()
+        self.migrate()
+        self._store.tables.require()
+        self._prepared()
+        problems = check_reviews(self._store, reviews)
+        if problems:
+            raise InvalidArgument("nothing stored: " + ("; ".join(problems) if len(problems) == 1 else
+                                                        f"{len(problems)} bad reviews:\n" + "\n".join(problems)))
+        if not reviews:
+            raise InvalidArgument("no review to store (the file holds none)")
+        made_on = store_reviews(self._store, reviews, describe_reviews(reviews))
+        return ReviewResult(len(reviews), made_on, self._store.log.entries()[-1].version)
+
+    def reviews(self, run: str | None = None, history: bool = False) -> pl.DataFrame:
+        """The reviews that stand (one per run, scenario, signal and assertion), or every review
+        ever made (``history``: superseded and withdrawn ones too, ``standing`` saying which stand)."""
+        with self.connection():
+            if run is not None:
+                self.run(run)
+            found = self._query("reviews", run=run, history=history)
+        return found if history else found.drop("standing")
 
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
@@ -483,6 +542,20 @@ def _require_answering(address: str, timeout_s: float = 5.0) -> None:
         socket.create_connection((parts.hostname, port), timeout=timeout_s).close()
     except OSError as exc:
         raise InvalidArgument(f"--dask-address {address} does not answer ({exc.strerror or exc})") from None
+
+
+def _reviewer(given: str | None) -> str:
+    """Who reviews: as given, else ``$SCORELAKE_REVIEWER``, else the login name."""
+    import getpass
+    import os
+
+    name = (given or os.environ.get("SCORELAKE_REVIEWER") or "").strip()
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):
+            raise InvalidArgument("no reviewer: give --reviewer NAME or set SCORELAKE_REVIEWER") from None
+    return name
 
 
 def open(location: str | Path | None = None, as_of: str | int | None = None, *,  # noqa: A001

@@ -237,6 +237,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "is_successful": Bool,
         "is_task_successful": Bool,
         "reward": F64,  # tau2's product over the reward basis, recomputed (NULL without a basis)
+        "reviews_version": I64,  # a policy that takes reviews: the `reviews` table version scored with
+        "unreviewed": StrList,  # ... and what each reviewed signal was before its review ("judge_passed=failed")
     },
     # Per run, policy and domain: the numerators and denominators of every rate (transforms/rollup.py).
     # Each signal's pair skips stalled scenarios, as all_summary.txt does; the composite's does not.
@@ -298,6 +300,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "attempts": I64,  # HTTP requests made (retries included); 0 when copied
         "source": Str,  # asked | cache (an identical request's answer) | copied (--only-errors base)
         "judged_at": pl.Datetime("us", "UTC"),
+    },
+    # People's verdicts (`scorelake review`), append-only: a later row of the same key (run, scenario,
+    # signal, assertion) supersedes an earlier one; a withdrawal is a row too. Not run-scoped: a
+    # review belongs to the scenario of that run, whichever ingest stored it.
+    "reviews": {
+        "review_id": Str,
+        "run_id": Str,
+        "scenario_name": Str,
+        "signal": Str,  # a success_breakdown name, or is_successful for the composite
+        "assertion": I64,  # the NL assertion or DB predicate number (nl_assertion, db_state_assertion); else NULL
+        "verdict": Str,  # pass | fail | withdrawn
+        "reviewer": Str,
+        "note": Str,
+        "reviewed_at": pl.Datetime("us", "UTC"),
+        "warehouse_version": I64,  # the warehouse version the reviewer saw
     },
     "judges": {  # one row per judge definition (name and the settings its judgements are made with)
         "name": Str,

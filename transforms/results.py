@@ -81,6 +81,15 @@ class RejudgeResult:
 
 
 @dataclass
+class ReviewResult:
+    """What a review (or an import of reviews) stored."""
+
+    stored: int  # reviews
+    made_on: int  # the warehouse version the reviewers saw
+    version: int  # the warehouse version the reviews made
+
+
+@dataclass
 class RefreshResult:
     """The scheduled job: what it ingested, then what it re-scored."""
 
@@ -113,9 +122,10 @@ class Evidence:
     judge: dict | None  # the policy's judge's judgement: judge, score, reason, errored, extra keys
     turns: pl.DataFrame  # the conversation
     tool_calls: pl.DataFrame  # agent then user side, each in order
+    reviews: pl.DataFrame  # people's standing verdicts on its signals, items and outcome
 
     def as_dict(self) -> dict:
         return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
                 "verdicts": self.verdicts.to_dicts(), "judge": self.judge, "turns": self.turns.to_dicts(),
-                "tool_calls": self.tool_calls.to_dicts()}
+                "tool_calls": self.tool_calls.to_dicts(), "reviews": self.reviews.to_dicts()}
 

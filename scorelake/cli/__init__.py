@@ -6,7 +6,7 @@ code: each command imports what it uses. The commands are registered here, in th
 ``scorelake --help`` lists them.
 """
 
-from scorelake.cli import _compare, _evidence, _judges, _query, _write
+from scorelake.cli import _compare, _evidence, _judges, _query, _review, _write
 from scorelake.cli._app import app
 
 COMMANDS = (
@@ -14,7 +14,8 @@ COMMANDS = (
     (_query.history, None), (_query.passk, None), (_query.report, None), (_query.check, None), (_query.log, None),
     (_query.policies, None), (_evidence.show, None), (_evidence.view, None), (_judges.judges, None),
     (_judges.compare_judges, "compare-judges"), (_write.ingest, None), (_write.rescore, None),
-    (_judges.rejudge, None), (_write.compact, None), (_write.migrate, None), (_write.serve, None),
+    (_judges.rejudge, None), (_review.review, None), (_review.reviews, None), (_write.compact, None),
+    (_write.migrate, None), (_write.serve, None),
 )
 for function, name in COMMANDS:
     app.command(name)(function)

@@ -252,7 +252,7 @@ def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: Wid
     show_grid(Grid(["version", "committed (UTC)", "operation", "what", "tables changed"], cells, right={"version"}))
 
 
-POLICY_FIELDS = {"judge": "judge", "judge_threshold": "threshold", "min_agent_turns": "min turns",
+POLICY_FIELDS = {"judge": "judge", "reviews": "reviews", "judge_threshold": "threshold", "min_agent_turns": "min turns",
                  "strict_match": "strict", "judge_enabled": "judge on", "whitelists": "whitelists",
                  "scorer_version": "scorer"}
 
@@ -267,11 +267,14 @@ def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatO
     stored = scorelake.open(warehouse, as_of).policies()
     if emitted(stored, fmt, wide):
         return
-    unset = lambda v: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)  # noqa: E731
-    cells = [[spec["name"], spec["policy_id"], *(unset(spec[f]) if f != "whitelists" else
-                                                 " ".join(f"{d}={','.join(s)}" for d, s in
-                                                          sorted(json.loads(spec[f]).items()))
-                                                 for f in POLICY_FIELDS)]
+    def shown(field: str, value: object) -> str:
+        if field == "whitelists":
+            return " ".join(f"{d}={','.join(s)}" for d, s in sorted(json.loads(value).items()))
+        if field == "reviews":  # blank unless it takes them: the column is left out while none does
+            return "yes" if value else ""
+        return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+    cells = [[spec["name"], spec["policy_id"], *(shown(f, spec[f]) for f in POLICY_FIELDS)]
              for spec in stored.to_dicts()]
     show_grid(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
               note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())

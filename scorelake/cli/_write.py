@@ -84,6 +84,9 @@ def rescore(
         "--judge-enabled/--no-judge", help="Count the LLM judge's signals, or treat them as not applicable")] = None,
     whitelist: Annotated[Optional[list[str]], typer.Option(
         help="Override a domain's gating signals: DOMAIN=signal[,signal...] (repeatable)")] = None,
+    reviews: Annotated[bool, typer.Option(
+        "--reviews", help="People's verdicts (scorelake review) take the place of the signals they review; "
+                          "running it again picks up the reviews made since")] = False,
     run: RunsOpt = None,
     warehouse: WarehouseOpt = None,
     prefect: PrefectOpt = False,
@@ -98,7 +101,7 @@ def rescore(
     wh = scorelake.open(warehouse)
     result = wh.rescore(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                         strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
-                        whitelists=_parse_whitelists(whitelist or []), runs=run, prefect=prefect or None,
+                        whitelists=_parse_whitelists(whitelist or []), reviews=reviews, runs=run, prefect=prefect or None,
                         verbose=verbose, say=say)
     say_converted(wh.location, result.converted)
     err().print(f"policy '{result.policy}' ({result.policy_id}, judge {result.judge}): {result.scenarios} "

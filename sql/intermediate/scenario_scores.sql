@@ -63,6 +63,8 @@ SELECT
     sc.excluded,
     sc.is_successful,
     sc.is_task_successful,
+    sc.reviews_version,  -- under a policy that takes reviews: the reviews it was scored with,
+    sc.unreviewed,       -- and what each reviewed signal was before ("judge_passed=failed")
     CASE sc.is_successful WHEN true THEN 'True' WHEN false THEN 'False' ELSE 'N/A' END AS is_successful_label,
     CASE sc.is_action_match WHEN true THEN 'True' WHEN false THEN 'False' ELSE 'N/A' END AS is_action_match_label,
     s.reward_basis,

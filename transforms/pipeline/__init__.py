@@ -29,8 +29,15 @@ from scorelake.transforms.pipeline._policies import (
 from scorelake.transforms.pipeline._rejudge import JUDGE_BATCH, BatchResult, api_key_from, judge_batch
 from scorelake.transforms.pipeline._rejudge_plan import RejudgePlan, plan_rejudge
 from scorelake.transforms.pipeline._rescore import require_judged, rescore, score_and_count
+from scorelake.transforms.pipeline._reviews import (
+    Review,
+    check_reviews,
+    read_review_file,
+    store_reviews,
+)
+from scorelake.transforms.pipeline._reviews import describe as describe_reviews
 
-__all__ = ["COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
+__all__ = ["Review", "check_reviews", "describe_reviews", "read_review_file", "store_reviews", "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
            "commit_orphaned_journals", "define_judge", "find_judge", "judge_batch", "judged_by",
            "plan_rejudge", "policies_using", "recorded_judgements", "save_judge", "stored_judges",
            "IngestPlan", "IngestedRun", "check_policy", "check_whitelisted_domains", "commit_ingested", "group_runs", "find_policy",

@@ -8,32 +8,59 @@ import polars as pl
 
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
-from scorelake.transforms.pipeline._judgements import KEY, judged_by, stored_inputs
-from scorelake.transforms.scoring import SCENARIO_FACTS, Policy, as_scores, rate_counts, with_scores
-from scorelake.transforms.warehouse import Store
+from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, stored_inputs
+from scorelake.transforms.pipeline._reviews import standing
+from scorelake.transforms.scoring import SCENARIO_FACTS, Policy, as_scores, rate_counts, reviewed, with_scores
+from scorelake.transforms.warehouse import Store, is_in, sql_literal
 
 
-def score_and_count(scenarios: pl.LazyFrame, policy: Policy) -> dict[str, pl.DataFrame]:
+def score_and_count(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None
+                    ) -> dict[str, pl.DataFrame]:
     """The ``scores`` rows of ``scenarios`` under ``policy`` and their ``rate_counts``, in one pass."""
-    scored = with_scores(scenarios, policy)
+    scored = with_scores(scenarios, policy, reviews_version)
     scores, counts = pl.collect_all([scored.pipe(as_scores), rate_counts(scored)])
     return {"scores": scores, "rate_counts": counts}  # written in this order: see rescore
 
 
-def count_stored(store: Store, runs: pl.DataFrame, policy_id: str) -> pl.DataFrame:
-    """``rate_counts`` of scores already stored, with the scenario facts they need."""
+def count_stored(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.DataFrame:
+    """``rate_counts`` of scores already stored, with the scenario facts they need (as the policy
+    sees the scenarios: its judge's assertion counts, its reviews)."""
     key = ["run_id", "generation", "scenario_name"]
-    facts = store.tables.scan("scenarios", runs).select(*key, *SCENARIO_FACTS)
-    scores = store.tables.scan("scores", runs).filter(pl.col("policy_id") == policy_id)
+    facts = _scenarios(store, runs, policy).select(*key, *SCENARIO_FACTS)
+    scores = store.tables.scan("scores", runs).filter(pl.col("policy_id") == policy.id)
     return rate_counts(scores.join(facts, on=key)).collect()
 
 
 def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyFrame:
-    """The runs' scenarios, with the judge's judgements in place of the recorded ones under a judge policy."""
+    """The runs' scenarios as the policy scores them: with the judge's judgements in place of the
+    recorded ones under a judge policy, with their reviews under a policy that takes reviews."""
     scenarios = store.tables.scan("scenarios", runs)
-    if not policy.judge:
-        return scenarios
-    return scenarios.pipe(with_judgements, judged_by(store, policy.judge, runs))
+    if policy.judge:
+        scenarios = scenarios.pipe(with_judgements, judged_by(store, policy.judge, runs))
+    if policy.reviews:
+        run_ids = runs["run_id"].implode()
+        scenarios = scenarios.pipe(reviewed, standing(store).filter(pl.col("run_id").is_in(run_ids)),
+                                   _item_verdicts(store, runs, policy))
+    return scenarios
+
+
+def _item_verdicts(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyFrame:
+    """Each NL assertion's and DB predicate's verdict before review (the NL ones from the policy's judge)."""
+    def kind(name: str) -> pl.LazyFrame:
+        return (store.tables.scan("verdicts", runs).filter(pl.col("kind") == name)
+                .select("run_id", "scenario_name", pl.lit(name).alias("signal"), pl.col("ordinal").alias("assertion"),
+                        "passed"))
+
+    if policy.judge is None:
+        return pl.concat([kind("db_state_assertion"), kind("nl_assertion")])
+    inputs = store.tables.scan("judge_inputs", runs).select(*KEY)
+    verdicts = pl.List(pl.Struct({"index": pl.Int64, "passed": pl.Boolean}))
+    nl = (latest(store, policy.judge).join(inputs, on=KEY, how="semi")
+          .select("run_id", "scenario_name", pl.col("nl_verdicts_json").str.json_decode(verdicts).alias("_v"))
+          .explode("_v").drop_nulls("_v")
+          .select("run_id", "scenario_name", pl.lit("nl_assertion").alias("signal"),
+                  pl.col("_v").struct.field("index").alias("assertion"), pl.col("_v").struct.field("passed")))
+    return pl.concat([kind("db_state_assertion"), nl])
 
 
 RESCORE_BATCH_ROWS = 250_000  # bounds memory: the store is scored a batch of runs at a time
@@ -105,8 +132,9 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
     # A batch is committed (scores, then counts) while the next one is scored: delta-rs writes
     # without holding the GIL. One batch in flight bounds memory.
     with ThreadPoolExecutor(1) as writer:
+        version = store.tables.delta_table("reviews").version() if policy.reviews else None
         for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
-            tables = score_and_count(_scenarios(store, batch, policy), policy)
+            tables = score_and_count(_scenarios(store, batch, policy), policy, version)
             if committing:
                 committing.result()
             committing = writer.submit(_append_all, store, tables)
@@ -115,6 +143,38 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
             committing.result()
     uncounted = runs.join(scored_runs, on="run_id", how="semi").join(counted_runs, on="run_id", how="anti")
     for batch in _run_batches(uncounted, RESCORE_BATCH_ROWS):
-        store.tables.append("rate_counts", count_stored(store, batch, policy.id))
+        store.tables.append("rate_counts", count_stored(store, batch, policy))
+    if policy.reviews:
+        scored += _rescore_reviewed(store, policy, runs.join(scored_runs, on="run_id", how="semi"))
+    return scored
+
+
+def _reviewed_since(store: Store, policy: Policy, runs: pl.DataFrame) -> pl.DataFrame:
+    """The runs whose reviews changed since their stored scores under ``policy`` were made."""
+    stored = (store.tables.scan("scores", runs).filter(pl.col("policy_id") == policy.id)
+              .select("run_id", "reviews_version").unique().collect())
+    current = store.tables.read("reviews").select("run_id", "review_id").collect()
+    stale = set()
+    for version in stored["reviews_version"].unique().to_list():
+        scored_with = stored.filter(pl.col("reviews_version").eq_missing(version))["run_id"]
+        seen = (store.tables.read("reviews", version).select("review_id").collect() if version is not None
+                else pl.DataFrame(schema={"review_id": pl.String}))
+        newer = current.join(seen, on="review_id", how="anti")
+        stale |= set(newer.filter(pl.col("run_id").is_in(scored_with.implode()))["run_id"])
+    return runs.filter(pl.col("run_id").is_in(sorted(stale)))
+
+
+def _rescore_reviewed(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
+    """Score again, under a policy that takes reviews, the runs reviewed since they were scored:
+    their counts replaced first, then their scores (a kill in between leaves scores of the older
+    reviews version, so the next re-score does both again)."""
+    version = store.tables.delta_table("reviews").version()
+    scored = 0
+    for batch in _run_batches(_reviewed_since(store, policy, runs), RESCORE_BATCH_ROWS):
+        tables = score_and_count(_scenarios(store, batch, policy), policy, version)
+        predicate = f"{is_in('run_id', batch['run_id'])} AND policy_id = {sql_literal(policy.id)}"
+        for table in ("rate_counts", "scores"):
+            store.tables.write(table, tables[table], mode="overwrite", predicate=predicate)
+        scored += tables["scores"].height
     return scored
 

@@ -92,6 +92,29 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit
     return []
 
 
+def _review_facts(signal: str, s: dict, reviews: list[dict], limit: int) -> list[str]:
+    """The standing reviews of ``signal`` (and of its items), in words: under a policy that takes
+    reviews, what it was and what the reviewer made it ("failed → passed by alice: ...")."""
+    takes = s.get("unreviewed") is not None
+    before = dict(entry.split("=", 1) for entry in s.get("unreviewed") or [])
+    facts = []
+    for r in reviews:
+        if r["signal"] != signal:
+            continue
+        after = "passed" if r["verdict"] == "pass" else "failed"
+        item = f"{'NL assertion' if signal == 'nl_assertion' else 'DB predicate'} {r['assertion']}: " \
+            if r["assertion"] is not None else ""
+        note = f": {_short(r['note'], limit)}" if r.get("note") else ""
+        if takes and r["assertion"] is None and signal in before:
+            facts.append(f"{before[signal]} → {after} by {r['reviewer']}{note}")
+        elif takes:
+            facts.append(f"{item}{after} by {r['reviewer']}{note}")
+        else:
+            facts.append(f"{item}reviewed {after} by {r['reviewer']}{note} (counted under a policy that takes "
+                         "reviews)")
+    return facts
+
+
 def explain(evidence: Evidence, limit: int = 240) -> Explanation:
     """The explanation of one scenario's verdict (texts in facts shortened to ``limit`` characters;
     the transcript and tool calls are kept whole)."""
@@ -99,8 +122,11 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
     buckets = {name: status for status, key in (("passed", "passed"), ("failed", "failed"),
                                                  ("not applicable", "not_applicable"), ("excluded", "excluded"))
                for name in s.get(key) or []}
-    signals = [SignalLine(name, buckets.get(name, "not gated"), _facts(name, s, verdicts, judge, limit))
-               for name in SIGNALS if name in buckets or s.get(name) is not None
+    reviews = evidence.reviews.to_dicts()
+    reviewed = {r["signal"] for r in reviews}
+    signals = [SignalLine(name, buckets.get(name, "not gated"),
+                          _facts(name, s, verdicts, judge, limit) + _review_facts(name, s, reviews, limit))
+               for name in SIGNALS if name in buckets or s.get(name) is not None or name in reviewed
                or (name in ("db_state_assertion", "nl_assertion") and s.get(f"{name}_pass_rate") is not None)]
     outcome = {True: "PASSED", False: "FAILED"}.get(s.get("is_successful"), "N/A")
     failed = list(s.get("failed") or []) + (["stalled"] if s.get("stalled") else [])
@@ -110,6 +136,7 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
         summary.append(f"stalled: the agent made {s.get('agent_turns')} turns, fewer than min-agent-turns "
                        f"{s.get('min_agent_turns')}, so the scenario counts as failed and leaves every per-signal rate")
     summary.append(f"whitelist: {', '.join(s.get('success_signals') or []) or '(none)'}")
+    summary += [f"outcome reviewed: {fact}" for fact in _review_facts("is_successful", s, reviews, limit)]
     return Explanation(f"{evidence.run} / {s['scenario_name']} (policy {evidence.policy})", outcome, failed,
                        summary, signals, evidence.turns.to_dicts(), evidence.tool_calls.to_dicts())
 

@@ -30,6 +30,8 @@ class Policy(BaseModel):
     # JUDGE_PASSED and NL_ASSERTION from this judge's judgements (`scorelake rejudge`); None: the
     # runs' own judge_result.json (the built-in judge `recorded`)
     judge: str | None = None
+    # people's verdicts (`scorelake review`) take the place of the signals they review
+    reviews: bool = False
     # domain bucket -> whitelist that replaces the scenarios' own success_signals
     whitelists: dict[str, tuple[Signal, ...]] = Field(default_factory=dict)
     scorer_version: str = SCORER_VERSION
@@ -59,7 +61,7 @@ class Policy(BaseModel):
 
     def content(self) -> dict:
         """What the verdicts depend on: everything but the name."""
-        data = self.model_dump(mode="json", exclude={"name"} | ({"judge"} if self.judge is None else set()))
+        data = self.model_dump(mode="json", exclude={"name"} | self._unset())
         data["whitelists"] = {k: list(v) for k, v in sorted(data["whitelists"].items())}
         return data
 
@@ -69,8 +71,11 @@ class Policy(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def spec_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json", exclude={"judge"} if self.judge is None else None),
-                          sort_keys=True)
+        return json.dumps(self.model_dump(mode="json", exclude=self._unset() or None), sort_keys=True)
+
+    def _unset(self) -> set[str]:
+        """Fields newer than the first policies, left out while unset: a policy keeps its id."""
+        return ({"judge"} if self.judge is None else set()) | ({"reviews"} if not self.reviews else set())
 
     @classmethod
     def from_spec_json(cls, text: str) -> Policy:

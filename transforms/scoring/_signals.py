@@ -12,6 +12,7 @@ import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.scoring._policy import Policy
+from scorelake.transforms.scoring._reviews import with_reviewed_composite, with_reviewed_signals
 from scorelake.transforms.scoring._signal import Signal
 
 col = pl.col
@@ -192,13 +193,23 @@ def with_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
             .with_columns(is_task_successful().alias("is_task_successful"), reward().alias("reward")))
 
 
-def with_scores(scenarios: pl.LazyFrame, policy: Policy) -> pl.LazyFrame:
-    """``scenarios`` rows with every ``scores`` column added under ``policy`` (their own columns kept)."""
+def _only_if(applies: bool, step):
+    return step if applies else (lambda frame: frame)
+
+
+def with_scores(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None) -> pl.LazyFrame:
+    """``scenarios`` rows with every ``scores`` column added under ``policy`` (their own columns kept).
+    Under a policy that takes reviews, ``scenarios`` carry their reviews (``scoring.reviewed``) and
+    ``reviews_version`` says which version of the reviews they are."""
     return (
         scenarios.with_columns(policy.effective())
         .pipe(with_signals)
+        .pipe(_only_if(policy.reviews, with_reviewed_signals))
         .pipe(with_composite)
+        .pipe(_only_if(policy.reviews, with_reviewed_composite))
         .with_columns(
+            pl.lit(reviews_version, pl.Int64).alias("reviews_version"),
+            *(() if policy.reviews else (pl.lit(None, pl.List(pl.String)).alias("unreviewed"),)),
             pl.lit(policy.id).alias("policy_id"),
             pl.lit(policy.scorer_version).alias("scorer_version"),
             col("eff_judge_enabled").alias("judge_enabled"),

@@ -1,0 +1,9 @@
+-- Every review ever made, with the scenario's domain and whether the row is the verdict that stands
+-- for its key (run, scenario, signal, assertion): the latest row, unless that is a withdrawal.
+SELECT r.review_id, r.run_id, r.scenario_name, s.domain, r.signal, r.assertion, r.verdict, r.reviewer, r.note,
+       r.reviewed_at, r.warehouse_version,
+       row_number() OVER (PARTITION BY r.run_id, r.scenario_name, r.signal, r.assertion
+                          ORDER BY r.reviewed_at DESC, r.review_id DESC) = 1
+           AND r.verdict <> 'withdrawn' AS standing
+FROM stg_reviews AS r
+LEFT JOIN stg_scenarios AS s USING (run_id, scenario_name)

@@ -1,0 +1,183 @@
+"""People's verdicts: checked against the stored runs, appended to ``reviews`` as a write step of
+their own, read back as the verdict that stands per key (the latest row; a withdrawal removes it).
+
+A key is (run, scenario, signal, assertion): ``signal`` a ``success_breakdown`` name or
+``is_successful`` (the composite); ``assertion`` the NL assertion or DB predicate number of
+``nl_assertion`` / ``db_state_assertion``, or none for the signal as a whole.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from scorelake.transforms.columns import frame
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.warehouse import Store
+
+COMPOSITE = "is_successful"
+REVIEW_SIGNALS = (*SIGNALS, COMPOSITE)
+ITEM_SIGNALS = ("nl_assertion", "db_state_assertion")  # reviewed item by item too (--assertion N)
+VERDICTS = ("pass", "fail")
+WITHDRAWN = "withdrawn"
+KEY = ["run_id", "scenario_name", "signal", "assertion"]
+REVIEW_LOCK_WAIT_S = 120.0  # a review waits this long for another writer (an ingest, a reviewer) to finish
+IMPORT_COLUMNS = ("run_id", "scenario_name", "signal", "verdict", "assertion", "reviewer", "note")
+REQUIRED_COLUMNS = ("run_id", "scenario_name", "signal", "verdict")
+
+
+@dataclass(frozen=True)
+class Review:
+    """One verdict a person gives (``verdict`` pass, fail, or withdrawn), before it is stored."""
+
+    run_id: str
+    scenario_name: str
+    signal: str
+    verdict: str
+    reviewer: str
+    assertion: int | None = None
+    note: str | None = None
+    line: int | None = None  # where an imported review came from
+
+
+def _items(store: Store, run_ids: list[str]) -> pl.DataFrame:
+    """Per scenario of the runs: how many NL assertions and DB predicates it has (the numbers a
+    review may name)."""
+    runs = store.tables.committed_runs().filter(pl.col("run_id").is_in(run_ids))
+    nl_asked = (store.tables.scan("judge_inputs", runs)
+                .select("run_id", "scenario_name", pl.col("nl_assertions").list.len().alias("_asked")))
+    return (store.tables.scan("scenarios", runs).select("run_id", "scenario_name", "nl_total", "dbsa_total")
+            .join(nl_asked, on=["run_id", "scenario_name"], how="left")
+            .select("run_id", "scenario_name",
+                    pl.max_horizontal(pl.col("nl_total").fill_null(0), pl.col("_asked").fill_null(0))
+                    .alias("nl_assertion"),
+                    pl.col("dbsa_total").fill_null(0).alias("db_state_assertion"))
+            .collect())
+
+
+def check_reviews(store: Store, reviews: list[Review]) -> list[str]:
+    """What is wrong with each review, one line each (an imported one names its line): an unknown run,
+    scenario, signal or assertion, a verdict other than pass or fail."""
+    known_runs = set(store.tables.committed_runs()["run_id"])
+    items = {(r, s): (nl, db) for r, s, nl, db in _items(store, sorted({r.run_id for r in reviews}
+                                                                       & known_runs)).iter_rows()}
+    problems = []
+    for review in reviews:
+        where = f"line {review.line}: " if review.line is not None else ""
+        said = []
+        if review.run_id not in known_runs:
+            said.append(f"no run '{review.run_id}' in the warehouse")
+        elif (review.run_id, review.scenario_name) not in items:
+            said.append(f"no scenario '{review.scenario_name}' in run '{review.run_id}'")
+        if review.signal not in REVIEW_SIGNALS:
+            said.append(f"unknown signal '{review.signal}' (one of {', '.join(REVIEW_SIGNALS)})")
+        if review.verdict not in (*VERDICTS, WITHDRAWN):
+            said.append(f"verdict '{review.verdict}': pass or fail")
+        if review.assertion is not None and review.signal in REVIEW_SIGNALS:
+            if review.signal not in ITEM_SIGNALS:
+                said.append(f"--assertion is for {' and '.join(ITEM_SIGNALS)}, not {review.signal}")
+            elif (review.run_id, review.scenario_name) in items:
+                count = items[review.run_id, review.scenario_name][ITEM_SIGNALS.index(review.signal)]
+                if not 1 <= review.assertion <= count:
+                    unit = "NL assertions" if review.signal == "nl_assertion" else "DB predicates"
+                    said.append(f"{review.signal} {review.assertion}: the scenario has {count} {unit}")
+        problems += [where + thing for thing in said]
+    return problems
+
+
+def store_reviews(store: Store, reviews: list[Review], detail: str) -> int:
+    """Append the reviews as one write step (the writer lock waited for), recorded in the log as
+    ``detail``; returns the warehouse version they were made on."""
+    with store.lock.hold(REVIEW_LOCK_WAIT_S):
+        version = store.tables.delta_table("commits").version()
+        now = datetime.now(UTC)
+        rows = [{"review_id": secrets.token_hex(12), "run_id": r.run_id, "scenario_name": r.scenario_name,
+                 "signal": r.signal, "assertion": r.assertion, "verdict": r.verdict, "reviewer": r.reviewer,
+                 "note": r.note, "reviewed_at": now, "warehouse_version": version} for r in reviews]
+        store.tables.append("reviews", frame("reviews", rows))
+        store.log.record("review", detail)
+        store.views.build()
+    return version
+
+
+def describe(reviews: list[Review]) -> str:
+    """The log's words for a review step: who reviewed which scenario (or how many)."""
+    who = ", ".join(sorted({r.reviewer for r in reviews}))
+    if len(reviews) == 1:
+        r = reviews[0]
+        action = "withdrawal" if r.verdict == WITHDRAWN else "review"
+        item = f" #{r.assertion}" if r.assertion is not None else ""
+        return f"{action} by {who} of {r.run_id}/{r.scenario_name} ({r.signal}{item}: {r.verdict})"
+    scenarios = len({(r.run_id, r.scenario_name) for r in reviews})
+    return f"{len(reviews)} reviews by {who} of {scenarios} scenarios"
+
+
+def standing(store: Store, version: int | None = None) -> pl.LazyFrame:
+    """The verdict that stands per key: each key's latest row, withdrawn keys left out."""
+    return (store.tables.read("reviews", version).sort("reviewed_at", "review_id")
+            .unique(KEY, keep="last", maintain_order=True).filter(pl.col("verdict") != WITHDRAWN))
+
+
+def read_review_file(path: Path, reviewer: str) -> list[Review]:
+    """Reviews from a CSV file (a header row naming the columns) or a JSON Lines file (an object a
+    line): ``run_id``, ``scenario_name``, ``signal``, ``verdict``, optional ``assertion``,
+    ``reviewer`` (default ``reviewer``) and ``note``. ``InvalidArgument`` names every bad line."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgument(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    records: list[tuple[int, dict]] = []
+    problems: list[str] = []
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json") or text.lstrip().startswith("{"):
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                problems.append(f"line {number}: not JSON ({exc})")
+                continue
+            if not isinstance(record, dict):
+                problems.append(f"line {number}: not an object")
+                continue
+            records.append((number, record))
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InvalidArgument(f"{path}: no column {', '.join(missing)} (the header row names "
+                                  f"{', '.join(REQUIRED_COLUMNS)}, and optionally assertion, reviewer, note)")
+        records = [(reader.line_num, row) for row in reader]
+    reviews = []
+    for number, record in records:
+        absent = [c for c in REQUIRED_COLUMNS if record.get(c) in (None, "")]
+        if absent:
+            problems.append(f"line {number}: no {', '.join(absent)}")
+            continue
+        assertion = record.get("assertion")
+        if assertion in (None, ""):
+            assertion = None
+        else:
+            try:
+                assertion = int(assertion)
+            except (TypeError, ValueError):
+                problems.append(f"line {number}: assertion '{assertion}' is not a number")
+                continue
+        verdict = str(record["verdict"]).strip().lower()
+        if verdict not in VERDICTS:  # an import says pass or fail (withdraw one by one)
+            problems.append(f"line {number}: verdict '{record['verdict']}': pass or fail")
+            continue
+        reviews.append(Review(str(record["run_id"]), str(record["scenario_name"]), str(record["signal"]), verdict,
+                              str(record.get("reviewer") or reviewer), assertion,
+                              None if record.get("note") in (None, "") else str(record["note"]), number))
+    if problems:
+        raise InvalidArgument(f"{path}: nothing imported; {len(problems)} bad lines:\n" + "\n".join(problems))
+    return reviews
