@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison, JudgeComparison
 
 REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
+REVIEW_PICKS = ("errors", "disagree", "sample")  # what a review queue picks (review_queue.sql)
 # What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
 READ_STATEMENTS = {"SELECT", "EXPLAIN"}
 
@@ -473,6 +474,23 @@ class Warehouse:
             found = self._query("reviews", run=run, history=history)
         return found if history else found.drop("standing")
 
+    def review_queue(self, pick: str = "errors", run: str | None = None, policy: str = RECORDED, *,
+                     judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200) -> pl.DataFrame:
+        """What to review next: the scenarios whose judge failed (``errors``), those two stored
+        ``judges`` disagree on (``disagree``), or a random sample of ``per_domain`` per domain, the
+        same for the same ``seed`` (``sample``: two reviewers can split one); of ``run`` or all runs,
+        under ``policy``. Scenarios nobody has reviewed come first (``reviews``: how many they have)."""
+        if pick not in REVIEW_PICKS:
+            raise InvalidArgument(f"pick '{pick}': one of {', '.join(REVIEW_PICKS)}")
+        if pick == "disagree" and len(judges) != 2:
+            raise InvalidArgument("disagree: name the two judges whose verdicts differ (judges=[A, B])")
+        with self.connection():
+            policy_id = self._scoped(policy, run)
+            judge_a, judge_b = judges if pick == "disagree" else (None, None)
+            return self._query("review_queue", pick=pick, run=run, policy_id=policy_id, judge_a=judge_a,
+                               judge_b=judge_b, seed=int(seed), per_domain=max(int(per_domain), 1),
+                               limit=max(int(limit), 0))
+
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
         calls, retries, tokens and latency; ``cost`` from prices per million input / output tokens."""
@@ -484,25 +502,32 @@ class Warehouse:
         return found.with_columns(cost=cost if cost is not None else pl.lit(None, pl.Float64))
 
     def compare_judges(self, judge_a: str, judge_b: str, runs: Sequence[str] | None = None,
-                       threshold: float | None = None) -> JudgeComparison:
+                       threshold: float | None = None, *, others: Sequence[str] = (),
+                       sweep: bool = False) -> JudgeComparison:
         """Judge B against judge A on the scenarios both judged: per domain, agreement on JUDGE_PASSED
         (at ``threshold``, else each run's own) and on each NL assertion, Cohen's kappa with a 95%
-        interval, the mean score difference, and every flipped verdict."""
-        from scorelake.transforms.analysis import compare_judges
+        interval, the mean score difference, and every flipped verdict. ``human`` is people's standing
+        reviews: against it, the other judge's precision and recall, and with ``sweep`` the agreement
+        of each candidate threshold and the best one. With ``others``, Krippendorff's alpha over all."""
+        from scorelake.transforms.analysis import HUMAN, compare_judges
 
         if threshold is not None and not 0 <= threshold <= 1:
             raise InvalidArgument(f"--threshold: between 0 and 1 (got {threshold})")
+        judges = [judge_a, judge_b, *others]
+        if len(set(judges)) < len(judges):
+            raise InvalidArgument(f"each judge once: {', '.join(judges)}")
+        if sweep and HUMAN not in (judge_a, judge_b):
+            raise InvalidArgument(f"--sweep measures a judge's thresholds against people: compare it with '{HUMAN}'")
         with self.connection():
-            known = set(self._query("judges")["judge"])
-            for name in (judge_a, judge_b):
+            known = {*self._query("judges")["judge"], HUMAN}
+            for name in judges:
                 if name not in known:
                     raise NotFound(f"no judge named '{name}' (judges: {', '.join(sorted(known))})")
             for run in runs or ():
                 self.run(run)
-            scope = dict(a=judge_a, b=judge_b, runs=list(runs) if runs else None)
-            pairs = self._query("judge_pairs", threshold=threshold, **scope)
-            nl_pairs = self._query("judge_nl_pairs", **scope)
-        return compare_judges(judge_a, judge_b, pairs, nl_pairs)
+            verdicts = self._query("judge_verdicts", judges=judges, runs=list(runs) if runs else None,
+                                   threshold=threshold)
+        return compare_judges(judges, verdicts, sweep)
 
     def compact(self) -> None:
         """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""

@@ -73,6 +73,9 @@ def view(
         help="The token every request must carry (?token= or Authorization: Bearer) [default: a random one when "
              "--host is not a loopback address; none on loopback]", envvar="SCORELAKE_VIEW_TOKEN")] = None,
     policy: PolicyOpt = RECORDED,
+    review: Annotated[bool, typer.Option(
+        "--review", help="Take reviews: agree / disagree forms on scenario pages and a review queue (/review); "
+                         "a token is then required on every address")] = False,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
 ) -> None:
@@ -84,5 +87,7 @@ def view(
     """
     from scorelake import web
 
-    web.serve(scorelake.open(warehouse, as_of), host, port, token, policy,
+    if review and as_of:
+        fail("--review writes to the warehouse as it stands: give no --as-of", 2)
+    web.serve(scorelake.open(warehouse, as_of), host, port, token, policy, review,
               say=lambda line: err().print(line, highlight=False))

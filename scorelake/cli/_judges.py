@@ -117,11 +117,14 @@ def judges(
 
 @command
 def compare_judges(
-    judge_a: Annotated[str, typer.Argument(help="The reference judge, e.g. recorded")],
-    judge_b: Annotated[str, typer.Argument(help="The judge compared with it")],
+    judges: Annotated[list[str], typer.Argument(
+        help="Judge A (the reference, e.g. recorded or human), judge B, and optionally more (Krippendorff's alpha "
+             "over all)")],
     run: RunsOpt = None,
     threshold: Annotated[Optional[float], typer.Option(
         help="JUDGE_PASSED threshold for both [default: each run's --judge-threshold]")] = None,
+    sweep: Annotated[bool, typer.Option(
+        "--sweep", help="Against human: the agreement and kappa of each candidate threshold, and the best one")] = False,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
@@ -129,10 +132,16 @@ def compare_judges(
 ) -> None:
     """Which judge to trust: per domain, agreement of two judges on JUDGE_PASSED and on each NL
     assertion, Cohen's kappa with a 95% interval, mean score difference, and the verdicts that flip.
+    The judge 'human' is people's standing reviews (scorelake review): against it, the judge's
+    precision and recall, and with --sweep the threshold that agrees best.
 
     Example: scorelake compare-judges recorded gpt-judge --run eval_20260904_080000
+    Example: scorelake compare-judges human recorded --sweep
     """
-    c = scorelake.open(warehouse, as_of).compare_judges(judge_a, judge_b, run, threshold)
+    if len(judges) < 2:
+        fail("give two judges or more: A B [C ...]", 2)
+    c = scorelake.open(warehouse, as_of).compare_judges(judges[0], judges[1], run, threshold, others=judges[2:],
+                                                        sweep=sweep)
     if fmt is Format.json:
         sys.stdout.write(json.dumps(c.as_json(), indent=2, default=str) + "\n")
         return
@@ -141,14 +150,33 @@ def compare_judges(
         return
     fmt_kappa = lambda r: "" if r["kappa"] is None else (  # noqa: E731
         f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}]")
+    share = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
     cells = [[r["domain"], r["kind"].replace("_", " "), str(r["pairs"]), pct(r["both_pass"] + r["neither"], r["pairs"]),
               fmt_kappa(r), "" if r["mean_score_diff"] is None else f"{r['mean_score_diff']:+.3f}",
-              str(r["only_a"]), str(r["only_b"]), str(r["judge_errors"] or "")]
+              str(r["only_a"]), str(r["only_b"]), str(r["judge_errors"] or ""), share(r["precision"]),
+              share(r["recall"])]
              for r in c.agreement.iter_rows(named=True)]
     show_grid(Grid(["domain", "verdict", "pairs", "agree", "kappa [95% CI]", "score B-A", "A only", "B only",
-                    "judge errors"], cells, f"judge A {judge_a} vs judge B {judge_b}",
-                   right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors"}))
+                    "judge errors", "precision", "recall"], cells, f"judge A {c.judge_a} vs judge B {c.judge_b}",
+                   right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors", "precision", "recall"})
+              .without_empty_columns())
     flips = [f"{r['run_id']}/{r['scenario_name']}" + ("" if r["assertion_index"] is None else
                                                       f" #{r['assertion_index']}")
              + f" ({'A' if r['passed_a'] else 'B'} passes)" for r in c.flips.iter_rows(named=True)]
     print(wrapped(f"flipped verdicts, {len(flips)}: {', '.join(flips) or 'none'}"))
+    if c.sweep is not None:
+        rows = [[f"{r['threshold']:g}", str(r["passes"]), str(r["pairs"]), pct(round(r["agreement"] * r["pairs"]),
+                                                                              r["pairs"]), fmt_kappa(r)]
+                for r in c.sweep.iter_rows(named=True)]
+        print()
+        show_grid(Grid(["threshold", "judge passes", "pairs", "agree", "kappa [95% CI]"], rows,
+                       "JUDGE_PASSED at each threshold against people",
+                       right={"threshold", "judge passes", "pairs", "agree"}))
+        print(wrapped("best threshold: " + (f"{c.best_threshold:g} (--judge-threshold {c.best_threshold:g})"
+                                            if c.best_threshold is not None else "none (no reviewed scores)")))
+    if c.alpha is not None:
+        rows = [[r["domain"], r["kind"].replace("_", " "), str(r["units"]),
+                 "" if r["alpha"] is None else f"{r['alpha']:.3f}"] for r in c.alpha.iter_rows(named=True)]
+        print()
+        show_grid(Grid(["domain", "verdict", "units", "alpha"], rows,
+                       f"Krippendorff's alpha (nominal) over {', '.join(judges)}", right={"units", "alpha"}))

@@ -11,18 +11,21 @@ from scorelake.web._app import is_loopback, make_app
 
 
 def serve(wh: scorelake.Warehouse, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-          policy: str = RECORDED, say=print) -> None:
-    """Serve the viewer over ``wh`` until interrupted. Off the loopback address a token is required
-    (a random one when not given); ``say`` gets the address to open."""
+          policy: str = RECORDED, review: bool = False, say=print) -> None:
+    """Serve the viewer over ``wh`` until interrupted. Off the loopback address, and on every address
+    when it takes reviews (any page open in the browser can send a request to localhost), a token is
+    required (a random one when not given); ``say`` gets the address to open."""
     import uvicorn
 
     wh.policy_id(policy)  # a missing warehouse or policy is said now, not on the first page
-    if not is_loopback(host) and not token:
+    if (review or not is_loopback(host)) and not token:
         token = secrets.token_urlsafe(24)
     query = urlencode({k: v for k, v in (("token", token), ("policy", policy)) if v and v != RECORDED})
     address = f"http://{host if ':' not in host else f'[{host}]'}:{port}/" + (f"?{query}" if query else "")
     say(f"serving {wh.location} on {address} (Ctrl-C stops it)")
-    uvicorn.run(make_app(wh, token, policy=policy), host=host, port=port, log_level="warning")
+    if review:
+        say(f"taking reviews: the review queue is {address.split('?')[0]}review?token={token}")
+    uvicorn.run(make_app(wh, token, policy=policy, review=review), host=host, port=port, log_level="warning")
 
 
 __all__ = ["is_loopback", "make_app", "serve"]

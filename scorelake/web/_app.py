@@ -1,6 +1,8 @@
-"""The viewer (``scorelake view``): a local, read-only web app over the warehouse (Starlette, which comes with
+"""The viewer (``scorelake view``): a local web app over the warehouse (Starlette, which comes with
 Prefect), each page a few queries of the Python API pushed to DuckDB (a run page is one page of
-its scenarios, however many the run has). Off the loopback address every request must carry the
+its scenarios, however many the run has). Read-only unless it takes reviews (``review``): then
+every request must carry the token on every address, and a review is a POST from one of its own
+pages (same origin), with a reviewer's name. Off the loopback address every request must carry the
 token (``?token=`` or ``Authorization: Bearer``)."""
 
 from __future__ import annotations
@@ -8,15 +10,17 @@ from __future__ import annotations
 import hmac
 import threading
 from ipaddress import ip_address
+from urllib.parse import parse_qs, urlencode
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 import scorelake
-from scorelake.transforms.errors import NotFound, ScorelakeError
-from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
+from scorelake.transforms.errors import NotFound, ScorelakeError, WarehouseBusy
+from scorelake.transforms.names import RECORDED, SCENARIO_SORTS, SIGNALS
 from scorelake.transforms.render import explain
 from scorelake.web import _pages as pages
 
@@ -32,20 +36,43 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+REVIEWER_COOKIE = "scorelake_reviewer"
+MAX_FORM_BYTES = 64 * 1024  # a review form: a note of 2,000 characters and its fields
+
+
+def _token_given(request: Request, form: dict | None = None) -> str:
+    return ((form or {}).get("token") or request.query_params.get("token")
+            or request.headers.get("authorization", "").removeprefix("Bearer "))
+
+
+def _same_origin(request: Request) -> bool:
+    """A write comes from a page of this app: its Origin (or, without one, its Referer) is this
+    server's own address, and the browser does not call it cross-site."""
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("origin")
+    if origin is not None:
+        return origin == own
+    referer = request.headers.get("referer", "")
+    return referer == own or referer.startswith(own + "/")
+
+
 def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int = PAGE_SIZE,
-             policy: str = RECORDED) -> Starlette:
-    """The app over ``wh`` (read-only: GET pages only), pages under ``policy`` unless a page asks for
-    another. With ``token`` set, a request without it is refused."""
+             policy: str = RECORDED, review: bool = False) -> Starlette:
+    """The app over ``wh``, pages under ``policy`` unless a page asks for another. With ``token``
+    set, a request without it is refused. Read-only (GET pages) unless ``review``: then scenario
+    pages carry review forms, ``/review`` is the queue, and a POST to it records a review (the token
+    and a same-origin request required)."""
+    if review and not token:
+        raise ValueError("a viewer that takes reviews needs a token")
     default_policy = policy
     lock = threading.Lock()  # one DuckDB connection's worth of work at a time
 
     def guarded(render):
         def endpoint(request: Request) -> Response:
-            if token:
-                given = request.query_params.get("token") or request.headers.get("authorization", "").removeprefix(
-                    "Bearer ")
-                if not hmac.compare_digest(given.encode(), token.encode()):
-                    return PlainTextResponse("a token is required (?token=... or Authorization: Bearer ...)", 401)
+            if token and not hmac.compare_digest(_token_given(request).encode(), token.encode()):
+                return PlainTextResponse("a token is required (?token=... or Authorization: Bearer ...)", 401)
             policy = request.query_params.get("policy") or default_policy
             try:
                 with lock, wh.connection():
@@ -79,8 +106,84 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
 
     def scenario(request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
-        return pages.scenario_page(explain(wh.evidence(run_id, name, policy), limit=2000), run_id, policy,
-                                   token)
+        evidence = wh.evidence(run_id, name, policy)
+        forms = ""
+        if review:
+            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, token,
+                                         request.cookies.get(REVIEWER_COOKIE, ""), request.query_params.get("queue"))
+        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, token, forms)
+
+    def queue_params(request: Request) -> dict:
+        q = request.query_params
+        return {"pick": q.get("pick") or "errors", "run": q.get("run") or None, "a": q.get("a") or None,
+                "b": q.get("b") or None, "seed": _integer(q.get("seed"), 0), "per_domain": _integer(q.get("per_domain"), 5)}
+
+    def queue_of(params: dict, policy: str):
+        judges = [params["a"], params["b"]] if params["pick"] == "disagree" else []
+        return wh.review_queue(params["pick"], params["run"], policy, judges=judges, seed=params["seed"],
+                               per_domain=params["per_domain"])
+
+    def queue(request: Request, policy: str) -> str:
+        params = queue_params(request)
+        return pages.queue_page(queue_of(params, policy), params, wh.runs()["run_id"].to_list(), policy, token)
+
+    def next_in_queue(request: Request) -> Response:
+        """The first scenario of the queue nobody has reviewed (other than the one skipped)."""
+        if not hmac.compare_digest(_token_given(request).encode(), token.encode()):
+            return PlainTextResponse("a token is required", 401)
+        policy = request.query_params.get("policy") or default_policy
+        params = queue_params(request)
+        skipped = request.query_params.get("skip")
+        try:
+            with lock, wh.connection():
+                found = queue_of(params, policy)
+        except ScorelakeError as exc:
+            return PlainTextResponse(str(exc), 400)
+        left = [r for r in found.iter_rows(named=True) if not r["reviews"]
+                and f"{r['run_id']}/{r['scenario_name']}" != skipped]
+        query = pages.queue_query(params, policy, token)
+        if not left:
+            return RedirectResponse(f"/review?{query}", 303)
+        r = left[0]
+        return RedirectResponse(f"/runs/{pages.segment(r['run_id'])}/scenarios/{pages.segment(r['scenario_name'])}?"
+                                + urlencode({"policy": policy, "token": token, "queue": query}), 303)
+
+    async def record(request: Request) -> Response:
+        """A review from one of the app's own pages: stored, then back to the page (or on to the next)."""
+        body = await request.body()
+        if len(body) > MAX_FORM_BYTES:
+            return PlainTextResponse("not saved: the form is too large", 413)
+        form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        if not hmac.compare_digest(_token_given(request, form).encode(), token.encode()):
+            return PlainTextResponse("not saved: a token is required", 401)
+        if not _same_origin(request):
+            return PlainTextResponse("not saved: a review is sent from this viewer's own pages", 403)
+        reviewer = (form.get("reviewer") or "").strip()
+        if not reviewer:
+            return PlainTextResponse("not saved: give your name (reviewer)", 400)
+        run_id, name, policy = form.get("run", ""), form.get("scenario", ""), form.get("policy") or default_policy
+        assertion = _integer(form.get("assertion"), None)
+        def store() -> None:
+            with lock:
+                wh.review(run_id, name, form.get("signal", ""), form.get("verdict"), assertion=assertion,
+                          reviewer=reviewer, note=(form.get("note") or "").strip() or None)
+
+        try:
+            await run_in_threadpool(store)
+        except WarehouseBusy as exc:
+            return PlainTextResponse(f"not saved: {exc}", 503)
+        except ScorelakeError as exc:
+            return PlainTextResponse(f"not saved: {exc}", 400)
+        queue_query = form.get("queue") or ""
+        if form.get("onward") and queue_query:
+            target = f"/review/next?{queue_query}"
+        else:
+            target = (f"/runs/{pages.segment(run_id)}/scenarios/{pages.segment(name)}?"
+                      + urlencode({"policy": policy, "token": token, **({"queue": queue_query} if queue_query else {})})
+                      + "#review")
+        response = RedirectResponse(target, 303)
+        response.set_cookie(REVIEWER_COOKIE, reviewer, max_age=365 * 86400, samesite="strict", httponly=True)
+        return response
 
     def compare(request: Request, policy: str) -> str:
         a, b = request.query_params.get("a"), request.query_params.get("b")
@@ -88,9 +191,35 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
             raise scorelake.InvalidArgument("give two runs: /compare?a=RUN&b=RUN")
         return pages.compare_page(a, b, wh.compare(a, b, policy), policy, token)
 
-    return Starlette(routes=[
+    routes = [
         Route("/", guarded(runs)),
         Route("/runs/{run}", guarded(run)),
         Route("/runs/{run}/scenarios/{scenario:path}", guarded(scenario)),  # a tau2 task id may hold a /
         Route("/compare", guarded(compare)),
-    ])
+    ]
+    if review:
+        routes += [Route("/review", guarded(queue), methods=["GET"]), Route("/review", record, methods=["POST"]),
+                   Route("/review/next", next_in_queue)]
+    return Starlette(routes=routes)
+
+
+def _integer(value: str | None, default):
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError:
+        return default
+
+
+def _review_rows(evidence) -> list[dict]:
+    """What a reviewer can give a verdict on, with its verdict now: each signal that has one (or is
+    whitelisted), each NL assertion and DB predicate, and the outcome."""
+    s = evidence.scenario
+    status = {name: passed for passed, key in ((True, "passed"), (False, "failed")) for name in s.get(key) or []}
+    rows = [{"signal": name, "assertion": None, "label": None, "passed": status.get(name, s.get(name) if isinstance(
+        s.get(name), bool) else None)} for name in SIGNALS
+        if name in status or isinstance(s.get(name), bool) or name in (s.get("success_signals") or [])]
+    for v in evidence.verdicts.iter_rows(named=True):
+        if v["kind"] in ("nl_assertion", "db_state_assertion"):
+            rows.append({"signal": v["kind"], "assertion": v["ordinal"], "label": v["label"], "passed": v["passed"]})
+    rows.append({"signal": "is_successful", "assertion": None, "label": None, "passed": s.get("is_successful")})
+    return rows

@@ -1,5 +1,6 @@
 """The pages of ``scorelake view`` as HTML, from the API's answers: the runs with their domains'
-rates, a run's scenarios (filtered, sorted, paged), one scenario's explanation, two runs side by side.
+rates, a run's scenarios (filtered, sorted, paged), one scenario's explanation, two runs side by side;
+with reviews on, a scenario's review forms and the review queue.
 Pure functions of DataFrames and dicts; every value from run data is escaped."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ pre { white-space: pre-wrap; word-break: break-word; margin: .2rem 0; background
 ol.transcript li { margin: .25rem 0; } li.turn.agent b { color: #2b55b0; } .latency { color: #777; font-size: 12px; }
 form.filters { margin: .5rem 0 1rem; } form.filters > * { margin-right: .6rem; }
 #scenarios td:first-child, h1 { overflow-wrap: anywhere; } #scenarios td:first-child { max-width: 36rem; }
+form.review-form { margin: 0; } form.review-form button { margin-left: .3rem; } tr.reviewed { color: #777; }
 """
 
 
@@ -130,9 +132,10 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
             f"<p>{' · '.join(pager)}</p>")
 
 
-def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None) -> str:
+def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None, review: str = "") -> str:
+    """One scenario's explanation (and, when the viewer takes reviews, its review forms)."""
     back = link(f"/runs/{segment(run)}", policy=policy, token=token)
-    return f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}'
+    return f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}{review}'
 
 
 def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | None) -> str:
@@ -152,3 +155,88 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | N
             f"{flips(comparison.fixed, run_b)}</ul><h2>Broken (passed → failed): {len(comparison.broken)}</h2>"
             f"<ul id=\"broken\">{flips(comparison.broken, run_b)}</ul><p>Exact McNemar on {comparison.paired} paired "
             f"scenarios: {m.broken} broken vs {m.fixed} fixed, p = {m.p_value:.4g}</p>")
+
+
+def _verdict_word(passed: bool | None) -> str:
+    return "not applicable" if passed is None else "passed" if passed else "failed"
+
+
+def review_section(rows: list[dict], standing: pl.DataFrame, run: str, scenario: str, policy: str, token: str,
+                   reviewer: str, queue: str | None) -> str:
+    """The review forms of a scenario page: per signal, per NL assertion and for the outcome, agree or
+    disagree with what it is now (or pass / fail where it does not apply), with a note; ``rows``:
+    signal, assertion, label, passed (now). Under a ``queue``, the outcome's buttons save and go on."""
+    reviews = {(r["signal"], r["assertion"]): r for r in standing.iter_rows(named=True)}
+    parts = ['<h2 id="review">Review</h2><p class="note">Your verdict is kept with its history; a policy that takes '
+             "reviews (<code>scorelake rescore --reviews</code>) counts it.</p>"
+             '<table class="review"><tr><th>what</th><th>now</th><th>standing review</th><th>your verdict</th></tr>']
+    for row in rows:
+        signal, assertion, passed = row["signal"], row["assertion"], row["passed"]
+        standing_review = reviews.get((signal, assertion))
+        said = (f"{esc(standing_review['verdict'])} by {esc(standing_review['reviewer'])}"
+                + (f": {esc(standing_review['note'])}" if standing_review.get("note") else "")) if standing_review else ""
+        onward = queue is not None and signal == "is_successful"
+        if passed is None:
+            buttons = [("pass", "pass"), ("fail", "fail")]
+        else:
+            buttons = [("agree", "pass" if passed else "fail"), ("disagree", "fail" if passed else "pass")]
+        hidden = "".join(f'<input type="hidden" name="{k}" value="{esc(v)}">' for k, v in (
+            ("token", token), ("run", run), ("scenario", scenario), ("signal", signal),
+            ("assertion", "" if assertion is None else assertion), ("policy", policy),
+            ("queue", queue or ""), ("onward", "1" if onward else "")))
+        button_html = "".join(f'<button type="submit" name="verdict" value="{value}" class="{label}">'
+                              f'{label}{" and next" if onward else ""}</button>' for label, value in buttons)
+        form = (f'<form method="post" action="/review" class="review-form">{hidden}'
+                f'<input name="note" placeholder="note" maxlength="2000"> '
+                f'<input name="reviewer" placeholder="your name" required value="{esc(reviewer)}" size="10"> '
+                f"{button_html}</form>")
+        what = f"{esc(signal)}" + (f" #{assertion} {esc(row['label'] or '')}" if assertion is not None else "")
+        key = f"{signal}-{'' if assertion is None else assertion}"
+        parts.append(f'<tr id="review-{esc(key)}"><td><code>{what}</code></td><td>{_verdict_word(passed)}</td>'
+                     f'<td class="standing">{said}</td><td>{form}</td></tr>')
+    parts.append("</table>")
+    if queue is not None:
+        parts.append(f'<p><a id="skip" href="{esc("/review/next?" + queue + "&skip=" + quote(run + "/" + scenario))}">'
+                     "skip to the next in the queue →</a></p>")
+    return "".join(parts)
+
+
+def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, token: str) -> str:
+    """What to review next, with the choices that make the queue (what to pick, a run, a seed)."""
+    picks = "".join(f'<option value="{p}"{" selected" if p == params["pick"] else ""}>{label}</option>'
+                    for p, label in (("errors", "judge errors"), ("disagree", "two judges disagree"),
+                                     ("sample", "a random sample per domain")))
+    run_options = '<option value="">every run</option>' + "".join(
+        f'<option value="{esc(r)}"{" selected" if r == params.get("run") else ""}>{esc(r)}</option>' for r in runs)
+    form = (f'<form class="filters" method="get" action="/review"><input type="hidden" name="token" value="{esc(token)}">'
+            f'<input type="hidden" name="policy" value="{esc(policy)}"><select name="pick" id="pick">{picks}</select>'
+            f'<select name="run" id="run">{run_options}</select>'
+            f'<label>judges <input name="a" value="{esc(params.get("a") or "")}" size="8"> '
+            f'<input name="b" value="{esc(params.get("b") or "")}" size="8"></label>'
+            f'<label>seed <input name="seed" id="seed" value="{esc(params["seed"])}" size="4"></label>'
+            f'<label>per domain <input name="per_domain" value="{esc(params["per_domain"])}" size="3"></label>'
+            '<button type="submit" id="make-queue">show</button></form>')
+    query = queue_query(params, policy, token)
+    left = queue.filter(pl.col("reviews") == 0).height
+    start = (f'<p><a id="start" href="{esc("/review/next?" + query)}">review the next one →</a></p>' if left else
+             '<p id="done">every scenario of this queue has a review.</p>')
+    body = []
+    for r in queue.iter_rows(named=True):
+        href = link(f"/runs/{segment(r['run_id'])}/scenarios/{segment(r['scenario_name'])}", policy=policy,
+                    token=token, queue=query)
+        state = "reviewed" if r["reviews"] else "unreviewed"
+        body.append(f'<tr class="{state}"><td><a href="{href}">{esc(r["scenario_name"])}</a></td>'
+                    f'<td>{esc(r["run_id"])}</td><td>{esc(r["domain"])}</td><td>{esc(r["reason"])}</td>'
+                    f'<td class=num>{r["reviews"]}</td></tr>')
+    return (f"<h1>Review queue</h1>{form}<p id=\"left\">{left} of {queue.height} not reviewed yet</p>{start}"
+            '<table id="queue"><tr><th>scenario</th><th>run</th><th>domain</th><th>why</th><th>reviews</th></tr>'
+            f"{''.join(body)}</table>")
+
+
+QUEUE_KEYS = ("pick", "run", "a", "b", "seed", "per_domain")
+
+
+def queue_query(params: dict, policy: str, token: str) -> str:
+    """The query string that makes a queue again (carried from page to page while reviewing)."""
+    return urlencode({**{k: params[k] for k in QUEUE_KEYS if params.get(k) not in (None, "")}, "policy": policy,
+                      "token": token})

@@ -1,9 +1,16 @@
 """Run-versus-run and judge-versus-judge comparison and the statistics behind them (exact McNemar,
-Newcombe intervals, Cohen's kappa)."""
+Newcombe intervals, Cohen's kappa, Krippendorff's alpha)."""
 
 from scorelake.transforms.analysis._compare import Comparison, compare, delta_text
-from scorelake.transforms.analysis._judges import JudgeComparison, cohen_kappa, compare_judges
+from scorelake.transforms.analysis._judges import (
+    HUMAN,
+    JudgeComparison,
+    cohen_kappa,
+    compare_judges,
+    krippendorff_alpha,
+    threshold_sweep,
+)
 from scorelake.transforms.analysis._stats import McNemar, mcnemar_exact, newcombe_interval
 
-__all__ = ["Comparison", "JudgeComparison", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
+__all__ = ["HUMAN", "Comparison", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
            "mcnemar_exact", "newcombe_interval"]

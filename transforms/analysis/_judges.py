@@ -1,5 +1,7 @@
-"""Comparing two judges on the same stored inputs: agreement on JUDGE_PASSED and on each NL
-assertion per domain, Cohen's kappa with a 95% interval, the mean score difference, the flips."""
+"""Comparing judges on the same stored inputs: agreement on JUDGE_PASSED and on each NL assertion
+per domain, Cohen's kappa with a 95% interval, the mean score difference, the flips; against people
+(the judge ``human``: the standing reviews) the judge's precision and recall and the threshold that
+agrees best; over more than two judges, Krippendorff's alpha."""
 
 from __future__ import annotations
 
@@ -27,21 +29,54 @@ def cohen_kappa(both: int, only_a: int, only_b: int, neither: int) -> tuple[floa
     return kappa, max(-1.0, kappa - Z95 * se), min(1.0, kappa + Z95 * se)
 
 
+HUMAN = "human"  # the built-in judge of people's standing reviews
+
+
+def krippendorff_alpha(units: list[list[bool]]) -> float | None:
+    """Krippendorff's alpha for nominal data: each unit the values its raters gave (a unit with
+    fewer than two values is not pairable and is left out). None where it is undefined (fewer than
+    two pairable values, or a single value throughout: no expected disagreement)."""
+    pairable = [u for u in units if len(u) >= 2]
+    coincidence: dict[tuple[bool, bool], float] = {}
+    for values in pairable:
+        m = len(values)
+        for i, c in enumerate(values):
+            for j, k in enumerate(values):
+                if i != j:
+                    coincidence[c, k] = coincidence.get((c, k), 0.0) + 1 / (m - 1)
+    n = sum(coincidence.values())
+    if n < 2:
+        return None
+    totals = {c: sum(v for (a, _), v in coincidence.items() if a == c) for c in (True, False)}
+    observed = sum(v for (c, k), v in coincidence.items() if c != k)
+    expected = sum(totals[c] * totals[k] for c in totals for k in totals if c != k) / (n - 1)
+    return None if expected == 0 else 1 - observed / expected
+
+
 @dataclass(frozen=True)
 class JudgeComparison:
     judge_a: str
     judge_b: str
-    agreement: pl.DataFrame  # domain, kind (judge_passed | nl_assertion), pairs, counts, agreement, kappa, interval
+    # domain, kind (judge_passed | nl_assertion), pairs, counts, agreement, kappa and its interval, and
+    # against people (one judge `human`) the other's precision and recall as a classifier of their verdict
+    agreement: pl.DataFrame
     flips: pl.DataFrame  # run_id, scenario_name, domain, kind, assertion_index, a, b (passed), score_a, score_b
+    sweep: pl.DataFrame | None = None  # threshold, pairs, agreement, kappa: `score >= t` against people
+    best_threshold: float | None = None  # of the sweep, the threshold that agrees best
+    alpha: pl.DataFrame | None = None  # domain, kind, judges, units, alpha: over every judge compared
 
     def as_json(self) -> dict:
         """The comparison as plain data (``--format json``)."""
+        extra = {"sweep": self.sweep.to_dicts(), "best_threshold": self.best_threshold} if self.sweep is not None else {}
+        if self.alpha is not None:
+            extra["alpha"] = self.alpha.to_dicts()
         return {"judge_a": self.judge_a, "judge_b": self.judge_b, "agreement": self.agreement.to_dicts(),
-                "flips": self.flips.to_dicts()}
+                "flips": self.flips.to_dicts(), **extra}
 
 
-def _agreement(pairs: pl.DataFrame, kind: str) -> list[dict]:
-    """Per domain and over all: the 2x2 counts of the pairs where neither judge failed."""
+def _agreement(pairs: pl.DataFrame, kind: str, truth: str | None) -> list[dict]:
+    """Per domain and over all: the 2x2 counts of the pairs where neither judge failed (and, where
+    ``truth`` names the side that is people's, the other judge's precision and recall)."""
     answered = pairs.filter(~pl.col("error_a") & ~pl.col("error_b")).drop_nulls(["passed_a", "passed_b"])
     rows = []
     for domain, group in [("(all)", answered), *sorted(answered.group_by("domain"), key=lambda g: g[0][0])]:
@@ -51,27 +86,104 @@ def _agreement(pairs: pl.DataFrame, kind: str) -> list[dict]:
         kappa, low, high = cohen_kappa(*counts)
         errored = pairs if domain == "(all)" else pairs.filter(pl.col("domain") == domain)
         diff = (group["score_b"] - group["score_a"]).mean() if "score_a" in group.columns and group.height else None
+        # the judge's passes that people passed too, and people's passes the judge found
+        judge_only, human_only = (counts[2], counts[1]) if truth == "a" else (counts[1], counts[2])
+        precision = counts[0] / (counts[0] + judge_only) if truth and counts[0] + judge_only else None
+        recall = counts[0] / (counts[0] + human_only) if truth and counts[0] + human_only else None
         rows.append({"domain": domain, "kind": kind, "pairs": group.height,
                      "judge_errors": int((errored["error_a"] | errored["error_b"]).sum()),
                      "both_pass": counts[0], "only_a": counts[1], "only_b": counts[2], "neither": counts[3],
                      "agreement": (counts[0] + counts[3]) / group.height if group.height else None,
-                     "kappa": kappa, "kappa_ci_low": low, "kappa_ci_high": high, "mean_score_diff": diff})
+                     "kappa": kappa, "kappa_ci_low": low, "kappa_ci_high": high, "mean_score_diff": diff,
+                     "precision": precision, "recall": recall})
     return rows
 
 
-def compare_judges(judge_a: str, judge_b: str, pairs: pl.DataFrame, nl_pairs: pl.DataFrame) -> JudgeComparison:
-    """``pairs``: queries/judge_pairs.sql rows; ``nl_pairs``: queries/judge_nl_pairs.sql rows."""
-    rows = _agreement(pairs, "judge_passed") + (_agreement(nl_pairs, "nl_assertion") if nl_pairs.height else [])
+def _pairs(verdicts: pl.DataFrame, judge_a: str, judge_b: str, kind: str) -> pl.DataFrame:
+    """Two judges' verdicts of the same scenarios (or NL assertions), side by side."""
+    key = ["run_id", "scenario_name"] + (["assertion_index"] if kind == "nl_assertion" else [])
+    side = lambda judge, s: verdicts.filter((pl.col("judge") == judge) & (pl.col("kind") == kind)).select(  # noqa: E731
+        *key, *(["domain"] if s == "a" else []), *(["assertion"] if kind == "nl_assertion" else []),
+        pl.col("score").alias(f"score_{s}"), pl.col("passed").alias(f"passed_{s}"),
+        pl.col("judge_error").fill_null(False).alias(f"error_{s}"))
+    a, b = side(judge_a, "a"), side(judge_b, "b")
+    if kind == "nl_assertion":
+        b = b.rename({"assertion": "_assertion_b"})
+    pairs = a.join(b, on=key).sort(key)
+    if kind == "nl_assertion":
+        pairs = pairs.with_columns(pl.coalesce("assertion", "_assertion_b").alias("assertion")).drop("_assertion_b")
+    return pairs
+
+
+def threshold_sweep(pairs: pl.DataFrame, truth: str) -> tuple[pl.DataFrame, float | None]:
+    """For each candidate threshold (the distinct scores the judge gave the reviewed scenarios): the
+    agreement and kappa of ``score >= t`` with people's verdicts (``truth``: their side), and the
+    threshold that agrees best (then by kappa, then the lowest)."""
+    judge = "b" if truth == "a" else "a"
+    scored = pairs.filter(~pl.col(f"error_{judge}")).drop_nulls([f"score_{judge}", f"passed_{truth}"]).filter(
+        ~pl.col(f"score_{judge}").is_nan())
+    rows = []
+    for t in sorted(set(scored[f"score_{judge}"].to_list())):
+        said, human = scored[f"score_{judge}"] >= t, scored[f"passed_{truth}"]
+        counts = [int((said & human).sum()), int((said & ~human).sum()), int((~said & human).sum()),
+                  int((~said & ~human).sum())]
+        kappa, low, high = cohen_kappa(*counts)
+        rows.append({"threshold": t, "pairs": scored.height, "agreement": (counts[0] + counts[3]) / scored.height,
+                     "kappa": kappa, "kappa_ci_low": low, "kappa_ci_high": high, "passes": counts[0] + counts[1]})
+    sweep = pl.DataFrame(rows, schema={"threshold": pl.Float64, "pairs": pl.Int64, "agreement": pl.Float64,
+                                       "kappa": pl.Float64, "kappa_ci_low": pl.Float64, "kappa_ci_high": pl.Float64,
+                                       "passes": pl.Int64})
+    if sweep.is_empty():
+        return sweep, None
+    best = sweep.sort([pl.col("agreement"), pl.col("kappa").fill_null(-2.0), pl.col("threshold")],
+                      descending=[True, True, False]).row(0, named=True)
+    return sweep, best["threshold"]
+
+
+def _alpha(verdicts: pl.DataFrame, judges: list[str]) -> pl.DataFrame:
+    """Krippendorff's alpha (nominal) over every judge, per kind and domain and over all: a unit is a
+    scenario (JUDGE_PASSED) or an NL assertion, valued by each judge that answered it without failing."""
+    answered = verdicts.filter(pl.col("judge").is_in(judges) & ~pl.col("judge_error").fill_null(False)).drop_nulls(
+        "passed")
+    units = answered.group_by("kind", "domain", "run_id", "scenario_name", "assertion_index").agg("passed")
+    rows = []
+    for kind in ("judge_passed", "nl_assertion"):
+        of_kind = units.filter(pl.col("kind") == kind)
+        if of_kind.is_empty():
+            continue
+        for domain, group in [("(all)", of_kind), *sorted(of_kind.group_by("domain"), key=lambda g: str(g[0][0]))]:
+            domain = domain if isinstance(domain, str) else domain[0]
+            values = group["passed"].to_list()
+            rows.append({"domain": domain, "kind": kind, "judges": len(judges),
+                         "units": sum(len(v) >= 2 for v in values), "alpha": krippendorff_alpha(values)})
+    return pl.DataFrame(rows, schema={"domain": pl.String, "kind": pl.String, "judges": pl.Int64, "units": pl.Int64,
+                                      "alpha": pl.Float64})
+
+
+def compare_judges(judges: list[str], verdicts: pl.DataFrame, sweep: bool = False) -> JudgeComparison:
+    """Judge ``judges[1]`` against ``judges[0]`` on what both judged (``verdicts``:
+    queries/judge_verdicts.sql rows); against ``human`` with precision, recall and, with ``sweep``,
+    the thresholds; over three judges or more, Krippendorff's alpha over all of them."""
+    judge_a, judge_b = judges[0], judges[1]
+    truth = "a" if judge_a == HUMAN else "b" if judge_b == HUMAN else None
+    pairs, nl_pairs = _pairs(verdicts, judge_a, judge_b, "judge_passed"), _pairs(verdicts, judge_a, judge_b,
+                                                                                "nl_assertion")
+    rows = _agreement(pairs, "judge_passed", truth) + (_agreement(nl_pairs, "nl_assertion", truth)
+                                                        if nl_pairs.height else [])
     agreement = pl.DataFrame(rows, schema={
         "domain": pl.String, "kind": pl.String, "pairs": pl.Int64, "judge_errors": pl.Int64, "both_pass": pl.Int64,
         "only_a": pl.Int64, "only_b": pl.Int64, "neither": pl.Int64, "agreement": pl.Float64, "kappa": pl.Float64,
-        "kappa_ci_low": pl.Float64, "kappa_ci_high": pl.Float64, "mean_score_diff": pl.Float64})
+        "kappa_ci_low": pl.Float64, "kappa_ci_high": pl.Float64, "mean_score_diff": pl.Float64,
+        "precision": pl.Float64, "recall": pl.Float64})
     flipped = lambda df: df.filter(pl.col("passed_a") != pl.col("passed_b"))  # noqa: E731
     verdict = flipped(pairs).select("run_id", "scenario_name", "domain", pl.lit("judge_passed").alias("kind"),
                                     pl.lit(None, pl.Int64).alias("assertion_index"), "passed_a", "passed_b",
                                     "score_a", "score_b", "error_a", "error_b")
     nl = flipped(nl_pairs).select("run_id", "scenario_name", "domain", pl.lit("nl_assertion").alias("kind"),
-                                  "assertion_index", "passed_a", "passed_b", pl.lit(None, pl.Float64).alias("score_a"),
-                                  pl.lit(None, pl.Float64).alias("score_b"), "error_a", "error_b")
+                                  pl.col("assertion_index").cast(pl.Int64), "passed_a", "passed_b",
+                                  pl.lit(None, pl.Float64).alias("score_a"), pl.lit(None, pl.Float64).alias("score_b"),
+                                  "error_a", "error_b")
     flips = pl.concat([verdict, nl]).sort("run_id", "scenario_name", "kind", "assertion_index", nulls_last=False)
-    return JudgeComparison(judge_a, judge_b, agreement, flips)
+    swept, best = threshold_sweep(pairs, truth) if sweep and truth else (None, None)
+    alpha = _alpha(verdicts, judges) if len(judges) > 2 else None
+    return JudgeComparison(judge_a, judge_b, agreement, flips, swept, best, alpha)
