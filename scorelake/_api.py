@@ -447,21 +447,23 @@ class Warehouse:
         any bad line stores nothing, and the error names every bad line."""
         from scorelake.transforms.pipeline import read_review_file
 
-        return self._store_reviews(read_review_file(Path(path), _reviewer(reviewer)))
+        reviews, unreadable = read_review_file(Path(path), _reviewer(reviewer))
+        return self._store_reviews(reviews, unreadable, f"{path}: ")
 
-    def _store_reviews(self, reviews: list) -> ReviewResult:
+    def _store_reviews(self, reviews: list, unreadable: Sequence[str] = (), source: str = "") -> ReviewResult:
         from scorelake.transforms.pipeline import check_reviews, describe_reviews, store_reviews
 
         self._writable()
         self.migrate()
         self._store.tables.require()
         self._prepared()
-        problems = check_reviews(self._store, reviews)
+        problems = sorted([*unreadable, *check_reviews(self._store, reviews)],
+                          key=lambda p: int(p.split(":")[0].removeprefix("line ")) if p.startswith("line ") else 0)
         if problems:
-            raise InvalidArgument("nothing stored: " + ("; ".join(problems) if len(problems) == 1 else
-                                                        f"{len(problems)} bad reviews:\n" + "\n".join(problems)))
+            raise InvalidArgument(f"{source}nothing stored: " + (
+                problems[0] if len(problems) == 1 else f"{len(problems)} bad lines:\n" + "\n".join(problems)))
         if not reviews:
-            raise InvalidArgument("no review to store (the file holds none)")
+            raise InvalidArgument(f"{source}no review to store")
         made_on = store_reviews(self._store, reviews, describe_reviews(reviews))
         return ReviewResult(len(reviews), made_on, self._store.log.entries()[-1].version)
 

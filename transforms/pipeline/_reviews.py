@@ -126,10 +126,11 @@ def standing(store: Store, version: int | None = None) -> pl.LazyFrame:
             .unique(KEY, keep="last", maintain_order=True).filter(pl.col("verdict") != WITHDRAWN))
 
 
-def read_review_file(path: Path, reviewer: str) -> list[Review]:
+def read_review_file(path: Path, reviewer: str) -> tuple[list[Review], list[str]]:
     """Reviews from a CSV file (a header row naming the columns) or a JSON Lines file (an object a
     line): ``run_id``, ``scenario_name``, ``signal``, ``verdict``, optional ``assertion``,
-    ``reviewer`` (default ``reviewer``) and ``note``. ``InvalidArgument`` names every bad line."""
+    ``reviewer`` (default ``reviewer``) and ``note``; and what is wrong with the lines that are not
+    reviews, one line each. ``InvalidArgument`` when the file cannot be read as either."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -178,6 +179,4 @@ def read_review_file(path: Path, reviewer: str) -> list[Review]:
         reviews.append(Review(str(record["run_id"]), str(record["scenario_name"]), str(record["signal"]), verdict,
                               str(record.get("reviewer") or reviewer), assertion,
                               None if record.get("note") in (None, "") else str(record["note"]), number))
-    if problems:
-        raise InvalidArgument(f"{path}: nothing imported; {len(problems)} bad lines:\n" + "\n".join(problems))
-    return reviews
+    return reviews, problems

@@ -1,0 +1,361 @@
+"""Human review: a person's verdict recorded with its history, imported in bulk, counted by a policy
+that takes reviews (the composite recomputed by the runner's rules), shown as evidence, and the
+judge measured against people (compare-judges human: precision, recall, the threshold sweep,
+Krippendorff's alpha)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.cli import app
+from scorelake.transforms.analysis import cohen_kappa, krippendorff_alpha, threshold_sweep
+from tests.conftest import BASELINE, CONFORMANCE
+from tests.test_view import browser  # noqa: F401 (the fixture)
+
+runner = CliRunner()
+SCORELAKE = str(Path(sys.executable).parent / "scorelake")
+
+
+@pytest.fixture
+def wh(tmp_path) -> scorelake.Warehouse:
+    """The baseline session (14 scenarios: stalled ones, judge failures, NL assertions, DB predicates)."""
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(CONFORMANCE / BASELINE)
+    return wh
+
+
+def scores(wh: scorelake.Warehouse, policy: str) -> dict[str, dict]:
+    return {r["scenario_name"]: r for r in wh.scenarios(run=BASELINE, policy=policy).iter_rows(named=True)}
+
+
+def test_a_review_is_kept_with_its_history_and_a_later_one_supersedes_it(wh, monkeypatch):
+    monkeypatch.setenv("SCORELAKE_REVIEWER", "alice")
+    first = wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", note="a correct paraphrase")
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "fail", reviewer="bob")
+    wh.review(BASELINE, "tau2_retail__21", "nl_assertion", "pass", assertion=1)
+    standing = wh.reviews()
+    assert standing.select("scenario_name", "signal", "assertion", "verdict", "reviewer").rows() == [
+        ("qa__speed_of_light", "judge_passed", None, "fail", "bob"),
+        ("tau2_retail__21", "nl_assertion", 1, "pass", "alice")]
+    history = wh.reviews(history=True)
+    assert history.height == 3 and history["standing"].to_list() == [False, True, True]
+    assert history["note"][0] == "a correct paraphrase" and history["domain"][0] == "qa"
+    assert first.made_on == history["warehouse_version"][0]
+    # withdrawing is a row too: the key has no standing review, its history keeps all three
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", withdraw=True)
+    assert wh.reviews()["scenario_name"].to_list() == ["tau2_retail__21"]
+    assert wh.reviews(history=True).height == 4
+    log = [c.detail for c in wh.log() if c.operation == "review"]
+    assert log[0] == f"review by alice of {BASELINE}/qa__speed_of_light (judge_passed: pass)"
+    assert log[-1].startswith(f"withdrawal by alice of {BASELINE}/qa__speed_of_light")
+    # as the warehouse stood after the first review
+    then = scorelake.open(wh.location, as_of=first.version)
+    assert then.reviews()[["reviewer", "verdict"]].rows() == [("alice", "pass")]
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    (dict(run="eval_nope", scenario="x", signal="judge_passed", verdict="pass"), "no run 'eval_nope'"),
+    (dict(run=BASELINE, scenario="nope", signal="judge_passed", verdict="pass"), "no scenario 'nope'"),
+    (dict(run=BASELINE, scenario="qa__speed_of_light", signal="vibes", verdict="pass"), "unknown signal 'vibes'"),
+    (dict(run=BASELINE, scenario="qa__speed_of_light", signal="judge_passed", verdict="maybe"), "verdict 'maybe'"),
+    (dict(run=BASELINE, scenario="qa__speed_of_light", signal="judge_passed", verdict="pass", assertion=1),
+     "--assertion is for nl_assertion and db_state_assertion"),
+    (dict(run=BASELINE, scenario="tau2_retail__21", signal="nl_assertion", verdict="pass", assertion=2),
+     "nl_assertion 2: the scenario has 1 NL assertions"),
+])
+def test_a_review_of_what_is_not_there_is_refused_and_nothing_is_stored(wh, kwargs, says):
+    with pytest.raises(scorelake.InvalidArgument, match=says):
+        wh.review(**kwargs, reviewer="alice")
+    assert wh.reviews(history=True).is_empty()
+
+
+def test_an_import_is_one_step_and_a_file_with_any_bad_line_stores_nothing(wh, tmp_path):
+    good = tmp_path / "labels.csv"
+    good.write_text("run_id,scenario_name,signal,verdict,assertion,note\n"
+                    f"{BASELINE},qa__speed_of_light,judge_passed,pass,,right answer\n"
+                    f"{BASELINE},tau2_retail__21,nl_assertion,PASS,1,\n")
+    before = len(wh.log())
+    done = runner.invoke(app, ["review", "--import", str(good), "--reviewer", "carol", "-w", wh.location])
+    assert done.exit_code == 0, done.output
+    assert len(wh.log()) == before + 1 and wh.log()[-1].detail == "2 reviews by carol of 2 scenarios"
+    assert wh.reviews()[["signal", "verdict", "reviewer"]].rows() == [("judge_passed", "pass", "carol"),
+                                                                      ("nl_assertion", "pass", "carol")]
+    bad = tmp_path / "labels.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in [
+        {"run_id": BASELINE, "scenario_name": "qa__moon_landing", "signal": "judge_passed", "verdict": "pass"},
+        {"run_id": "eval_nope", "scenario_name": "x", "signal": "judge_passed", "verdict": "pass"},
+        {"run_id": BASELINE, "scenario_name": "qa__moon_landing", "signal": "judge_passed", "verdict": "meh"},
+        {"run_id": BASELINE, "scenario_name": "qa__moon_landing", "signal": "nope", "verdict": "fail"},
+        {"run_id": BASELINE, "scenario_name": "qa__moon_landing", "signal": "judge_passed", "verdict": "fail",
+         "reviewer": "dave"}]) + "\n")
+    done = runner.invoke(app, ["review", "--import", str(bad), "-w", wh.location])
+    assert done.exit_code == 2
+    assert "line 2: no run 'eval_nope'" in done.output and "line 3: verdict 'meh'" in done.output
+    assert "line 4: unknown signal 'nope'" in done.output and "nothing stored" in done.output
+    assert wh.reviews(history=True).height == 2  # the bad file stored nothing
+
+
+def test_rescore_with_reviews_recomputes_the_composite_by_the_runners_rules(wh):
+    wh.rescore("plain", judge_threshold=0.9)  # the same flags without reviews: what reviews change
+    people = "people"
+    reviews = [
+        ("qa__speed_of_light", "judge_passed", None, "pass"),  # its only failing whitelisted signal
+        ("qa__moon_landing", "judge_passed", None, "pass"),  # stalled: still failed
+        ("restaurant__pizza_veggie_combo", "judge_passed", None, "fail"),  # not whitelisted: still passes
+        ("tau2_retail__21", "nl_assertion", 1, "pass"),  # one assertion: the pass rate recounted
+        ("tau2_telecom__service_issue__airplane_mode_on__break_apn_settings__lock_sim_card_pin",
+         "is_successful", None, "pass"),  # the composite itself
+    ]
+    for scenario, signal, assertion, verdict in reviews:
+        wh.review(BASELINE, scenario, signal, verdict, assertion=assertion, reviewer="alice", note="checked")
+    done = wh.rescore(people, judge_threshold=0.9, reviews=True)
+    assert done.scenarios == 14
+    plain, reviewed = scores(wh, "plain"), scores(wh, people)
+    assert reviewed["qa__speed_of_light"]["is_successful"] and not plain["qa__speed_of_light"]["is_successful"]
+    assert reviewed["qa__speed_of_light"]["unreviewed"] == ["judge_passed=failed"]
+    assert reviewed["qa__moon_landing"]["judge_passed"] and reviewed["qa__moon_landing"]["is_successful"] is False
+    assert reviewed["restaurant__pizza_veggie_combo"]["judge_passed"] is False
+    assert reviewed["restaurant__pizza_veggie_combo"]["is_successful"] is True
+    retail = reviewed["tau2_retail__21"]
+    assert retail["nl_assertion_pass_rate"] == 1.0 and retail["failed"] == ["db_state_match"]
+    telecom = reviewed["tau2_telecom__service_issue__airplane_mode_on__break_apn_settings__lock_sim_card_pin"]
+    assert telecom["is_successful"] is True and telecom["is_task_successful"] is True
+    assert telecom["failed"] == plain[telecom["scenario_name"]]["failed"]  # the signals stay what they were
+    untouched = set(plain) - {r[0] for r in reviews}
+    columns = ["is_successful", "is_task_successful", "passed", "failed", "not_applicable", "excluded"]
+    assert all({c: plain[s][c] for c in columns} == {c: reviewed[s][c] for c in columns} for s in untouched)
+    # the rates add up the reviewed verdicts
+    qa = wh.rates(run=BASELINE, policy=people).filter(pl.col("domain") == "qa").row(0, named=True)
+    assert (qa["success_passed"], qa["judge_passed_passed"]) == (1, 1)
+    nl = wh.rates(by="signal", run=BASELINE, policy=people).filter(pl.col("signal") == "nl_assertion").row(0, named=True)
+    assert (nl["passed"], nl["total"]) == (1, 1)
+    policies = wh.policies()
+    assert policies.filter(pl.col("name") == people)["reviews"].to_list() == [True]
+    assert policies.filter(pl.col("name") == "plain")["reviews"].to_list() == [False]
+    assert wh.check().consistent
+
+
+def test_running_rescore_again_picks_up_the_reviews_made_since(wh):
+    wh.rescore("people", reviews=True)
+    assert not scores(wh, "people")["qa__speed_of_light"]["is_successful"]
+    version = scores(wh, "people")["qa__speed_of_light"]["reviews_version"]
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="alice")
+    again = wh.rescore("people")
+    assert again.scenarios == 14  # the reviewed run, scored again (and only it)
+    now = scores(wh, "people")["qa__speed_of_light"]
+    assert now["is_successful"] and now["reviews_version"] > version
+    assert wh.rescore("people").scenarios == 0  # nothing new
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", withdraw=True, reviewer="alice")
+    wh.rescore("people")
+    assert not scores(wh, "people")["qa__speed_of_light"]["is_successful"]
+    assert wh.check().consistent
+    summary = wh.summary(BASELINE, policy="people")
+    assert summary == wh.summary(BASELINE)  # no standing review left: upstream's own numbers
+
+
+def test_an_ingest_scores_policies_that_take_reviews(wh, tmp_path):
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="alice")
+    wh.rescore("people", reviews=True)
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "eval_20260904_083000").symlink_to(CONFORMANCE / "eval_20260904_083000")
+    wh.ingest(more)
+    assert wh.scenarios(run="eval_20260904_083000", policy="people").height == 14
+    assert wh.check().consistent
+
+
+def test_show_says_what_a_review_changed_and_by_whom(wh):
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="alice", note="a correct paraphrase")
+    wh.rescore("people", reviews=True)
+    shown = runner.invoke(app, ["show", BASELINE, "qa__speed_of_light", "--policy", "people", "-w", wh.location])
+    assert shown.exit_code == 0, shown.output
+    assert "failed → passed by alice: a correct paraphrase" in shown.output and "PASSED" in shown.output
+    plain = runner.invoke(app, ["show", BASELINE, "qa__speed_of_light", "-w", wh.location])
+    assert "reviewed passed by alice: a correct paraphrase" in plain.output and "FAILED" in plain.output
+
+
+def test_the_review_command_line(wh):
+    base = ["-w", wh.location]
+    done = runner.invoke(app, ["review", BASELINE, "qa__speed_of_light", "--signal", "judge_passed", "--verdict",
+                               "pass", "--reviewer", "alice", "--note", "ok", *base])
+    assert done.exit_code == 0, done.output
+    listed = runner.invoke(app, ["reviews", "--format", "json", *base])
+    rows = json.loads(listed.output)
+    assert [(r["scenario_name"], r["verdict"], r["reviewer"]) for r in rows] == [("qa__speed_of_light", "pass", "alice")]
+    assert runner.invoke(app, ["review", BASELINE, "qa__speed_of_light", "--signal", "judge_passed", *base]).exit_code == 2
+    refused = runner.invoke(app, ["review", BASELINE, "nope", "--signal", "judge_passed", "--verdict", "pass", *base])
+    assert refused.exit_code == 2 and "no scenario 'nope'" in refused.output
+    assert runner.invoke(app, ["rescore", "--policy", "people", "--reviews", *base]).exit_code == 0
+    table = runner.invoke(app, ["policies", *base])
+    assert "reviews" in table.output and "yes" in table.output
+
+
+def test_two_reviewers_at_once_lose_nothing(wh):
+    """Two processes reviewing at once, while a third holds the writer lock for a moment (an ingest):
+    each review waits its turn and lands."""
+    env = {**os.environ, "SCORELAKE_REVIEWER": "someone"}
+    scenarios = ["qa__speed_of_light", "qa__moon_landing", "simple_qa_1", "qa__telephone_inventor"]
+    store = wh._store
+    held = threading.Event()
+
+    def hold_the_lock() -> None:
+        with store.lock.hold():
+            held.set()
+            time.sleep(2)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    held.wait()
+    reviewers = [subprocess.Popen([SCORELAKE, "review", BASELINE, name, "--signal", "judge_passed", "--verdict",
+                                   "pass", "-w", wh.location], env=env, stderr=subprocess.PIPE, text=True)
+                 for name in scenarios]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in reviewers]
+    holder.join()
+    assert all(code == 0 for code, _ in results), results
+    assert sorted(wh.reviews()["scenario_name"]) == sorted(scenarios)
+    assert wh.check().consistent
+
+
+def test_the_judge_measured_against_people(wh):
+    verdicts = {"qa__speed_of_light": "pass", "qa__telephone_inventor": "fail", "simple_qa_1": "fail",
+                "qa__moon_landing": "pass", "customer_service__order_delay": "fail"}
+    for scenario, verdict in verdicts.items():
+        wh.review(BASELINE, scenario, "judge_passed", verdict, reviewer="alice")
+    wh.review(BASELINE, "tau2_retail__21", "nl_assertion", "pass", assertion=1, reviewer="alice")
+    c = wh.compare_judges("human", "recorded", sweep=True)
+    row = c.agreement.filter((pl.col("domain") == "(all)") & (pl.col("kind") == "judge_passed")).row(0, named=True)
+    recorded = scores(wh, "recorded")
+    said = {s: recorded[s]["judge_passed"] for s in verdicts}
+    errored = {r["scenario_name"] for r in wh.judge_errors(run=BASELINE).iter_rows(named=True)}
+    pairs = [(verdicts[s] == "pass", said[s]) for s in verdicts if s not in errored]
+    both = sum(h and j for h, j in pairs)
+    assert row["pairs"] == len(pairs) and row["both_pass"] == both
+    judge_passes, human_passes = sum(j for _, j in pairs), sum(h for h, _ in pairs)
+    assert row["precision"] == (both / judge_passes if judge_passes else None)
+    assert row["recall"] == (both / human_passes if human_passes else None)
+    nl = c.agreement.filter((pl.col("domain") == "(all)") & (pl.col("kind") == "nl_assertion")).row(0, named=True)
+    assert nl["pairs"] == 1 and nl["only_a"] == 1  # people pass the assertion the judge failed
+    assert c.sweep is not None and set(c.sweep["threshold"]) <= {recorded[s]["judge_score"] for s in verdicts}
+    shown = runner.invoke(app, ["compare-judges", "human", "recorded", "--sweep", "-w", wh.location])
+    assert shown.exit_code == 0, shown.output
+    assert "precision" in shown.output and "best threshold" in shown.output
+    refused = runner.invoke(app, ["compare-judges", "recorded", "recorded", "-w", wh.location])
+    assert refused.exit_code == 2
+
+
+def test_the_threshold_sweep_names_the_threshold_that_agrees_best():
+    pairs = pl.DataFrame({"score_a": [None] * 6, "score_b": [0.2, 0.4, 0.6, 0.7, 0.9, 1.0],
+                          "passed_a": [False, False, True, True, True, True], "passed_b": [None] * 6,
+                          "error_a": [False] * 6, "error_b": [False] * 6},
+                         schema={"score_a": pl.Float64, "score_b": pl.Float64, "passed_a": pl.Boolean,
+                                 "passed_b": pl.Boolean, "error_a": pl.Boolean, "error_b": pl.Boolean})
+    sweep, best = threshold_sweep(pairs, truth="a")
+    assert sweep["threshold"].to_list() == [0.2, 0.4, 0.6, 0.7, 0.9, 1.0]
+    assert best == 0.6 and sweep.filter(pl.col("threshold") == 0.6)["agreement"][0] == 1.0
+    assert sweep.filter(pl.col("threshold") == 0.9)["agreement"][0] == 4 / 6
+    assert sweep.filter(pl.col("threshold") == 0.6)["kappa"][0] == cohen_kappa(4, 0, 0, 2)[0] == 1.0
+
+
+def test_krippendorffs_alpha_matches_a_hand_computed_case():
+    # Four units rated by three raters (one rater missing on the third): D_o and D_e by the definition.
+    units = [[True, True, True], [True, True, False], [False, False], [False, True, False]]
+    # pairable values n = 11; observed disagreement D_o = sum over units of mismatched ordered pairs / (m - 1)
+    d_o = (0 + 4 / 2 + 0 + 4 / 2) / 11
+    n_true, n_false = 6, 5
+    d_e = 2 * n_true * n_false / (11 * 10)
+    assert krippendorff_alpha(units) == pytest.approx(1 - d_o / d_e)
+    assert krippendorff_alpha([[True, True], [False, False]]) == 1.0
+    assert krippendorff_alpha([[True, True], [True, True]]) is None  # one value throughout: undefined
+    assert krippendorff_alpha([[True], [False]]) is None  # nothing pairable
+
+
+def test_three_judges_or_more_add_krippendorffs_alpha():
+    from scorelake.transforms.analysis import compare_judges
+
+    rows = [(judge, f"s{i}", passed) for i, votes in enumerate([(True, True, True), (True, False, True),
+                                                                 (False, False, False), (True, True, False)])
+            for judge, passed in zip(("human", "a", "b"), votes)]
+    verdicts = pl.DataFrame([{"judge": j, "run_id": "r", "scenario_name": s, "domain": "qa", "kind": "judge_passed",
+                              "assertion_index": None, "assertion": None, "score": None, "passed": p,
+                              "judge_error": False} for j, s, p in rows],
+                            schema={"judge": pl.String, "run_id": pl.String, "scenario_name": pl.String,
+                                    "domain": pl.String, "kind": pl.String, "assertion_index": pl.Int64,
+                                    "assertion": pl.String, "score": pl.Float64, "passed": pl.Boolean,
+                                    "judge_error": pl.Boolean})
+    c = compare_judges(["human", "a", "b"], verdicts)
+    units = [[True, True, True], [True, False, True], [False, False, False], [True, True, False]]
+    alpha = c.alpha.filter(pl.col("domain") == "(all)").row(0, named=True)
+    assert alpha["units"] == 4 and alpha["alpha"] == pytest.approx(krippendorff_alpha(units))
+    row = c.agreement.filter(pl.col("domain") == "(all)").row(0, named=True)
+    assert (row["both_pass"], row["only_a"], row["only_b"], row["neither"]) == (2, 1, 0, 1)
+    assert row["precision"] == 1.0 and row["recall"] == 2 / 3
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_a_review_through_the_viewers_queue_in_chromium(tmp_path, browser):
+    """A person opens the review queue, reads the first judge failure, disagrees with its outcome
+    (a note that tries to inject script), and goes on: the review is stored, shown as text, counted
+    by a policy that takes reviews; without the token nothing is written."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(CONFORMANCE / BASELINE)
+    server, url = serve_view(wh.location, "--review", "--token", "tok")
+    try:
+        assert urllib_status(f"{url}/review") == 401  # the token is required on loopback too
+        browser.get(f"{url}/review?token=tok&pick=errors")
+        left = browser.find_element(By.ID, "left").text
+        browser.find_element(By.ID, "start").click()
+        WebDriverWait(browser, 30).until(lambda b: "/scenarios/" in b.current_url)
+        first = browser.current_url.split("/scenarios/")[1].split("?")[0]
+        row = browser.find_element(By.ID, "review-is_successful-")
+        row.find_element(By.NAME, "note").send_keys("<script>document.title='owned'</script>")
+        row.find_element(By.NAME, "reviewer").send_keys("alice")
+        row.find_element(By.CSS_SELECTOR, "button.disagree").click()
+        WebDriverWait(browser, 30).until(lambda b: f"/scenarios/{first}" not in b.current_url)
+        assert "/scenarios/" in browser.current_url  # on to the next in the queue
+        # the reviewer's name is remembered for the next form
+        assert browser.find_element(By.CSS_SELECTOR, "#review-is_successful- input[name=reviewer]").get_attribute(
+            "value") == "alice"
+        browser.get(f"{url}/runs/{BASELINE}/scenarios/{first}?token=tok")
+        standing = browser.find_element(By.CSS_SELECTOR, "#review-is_successful- td.standing").text
+        assert "by alice: <script>document.title='owned'</script>" in standing and browser.title != "owned"
+        browser.get(f"{url}/review?token=tok&pick=errors")
+        assert browser.find_element(By.ID, "left").text != left
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    (review,) = wh.reviews().iter_rows(named=True)
+    assert (review["scenario_name"], review["signal"], review["reviewer"]) == (first, "is_successful", "alice")
+    before = scores(wh, "recorded")[first]["is_successful"]
+    wh.rescore("people", reviews=True)
+    assert scores(wh, "people")[first]["is_successful"] is (not before)
+
+
+def serve_view(warehouse: str, *args: str):
+    from tests.test_view import serve
+
+    return serve(Path(warehouse), *args)
+
+
+def urllib_status(url: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    try:
+        return urllib.request.urlopen(url, timeout=10).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
