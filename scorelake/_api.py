@@ -51,12 +51,7 @@ class Warehouse:
 
     def __init__(self, location: str | Path | None = None, as_of: str | int | None = None, *,
                  memory_limit: str | None = None, timeout: float | None = None):
-        defaults = QueryLimits()
-        limits = QueryLimits(memory_limit or defaults.memory, defaults.spill,
-                             defaults.timeout_s if timeout is None else timeout)
-        if limits.timeout_s <= 0:
-            raise InvalidArgument(f"timeout must be a positive number of seconds, not {timeout}")
-        self._store = Store(location, limits)
+        self._store = Store(location, QueryLimits.of(memory_limit, timeout))
         self.as_of = None if as_of is None else str(as_of)
         if self.as_of is not None and not self.as_of.strip():
             raise InvalidArgument("as_of is empty: give a version (see `scorelake log`) or a timestamp")
@@ -277,17 +272,18 @@ class Warehouse:
                                     "operation": pl.String, "detail": pl.String, "table_versions": pl.String})
 
     def check(self) -> CheckResult:
-        """Verify the committed state: every run's rows complete, every stored policy scored, the
-        view database reading only this warehouse's files."""
+        """Verify the committed state: every run's rows complete, every stored policy scored; warn of
+        tau2 task ids that contradict their task, and of a warehouse moved or copied since its view
+        database was written (consistent: reads bind this warehouse's own files)."""
         from scorelake.transforms.pipeline import task_id_warnings, verify
 
         self._store.tables.require()
         store = self._store
         runs = store.tables.committed_runs()
-        problems = verify(store) + store.views.problems()
+        moved = store.views.moved()
         warnings = [f"{run_id}: {warning}" for run_id, warning in
-                    task_id_warnings(store.tables.scan("scenarios", runs)).items()]
-        return CheckResult(runs.height, problems, warnings)
+                    task_id_warnings(store.tables.scan("scenarios", runs)).items()] + ([moved] if moved else [])
+        return CheckResult(runs.height, verify(store), warnings)
 
     # ---- writing ----------------------------------------------------------------------------------
     def _writable(self) -> None:

@@ -144,6 +144,10 @@ def test_rescore_with_reviews_recomputes_the_composite_by_the_runners_rules(wh):
     assert policies.filter(pl.col("name") == people)["reviews"].to_list() == [True]
     assert policies.filter(pl.col("name") == "plain")["reviews"].to_list() == [False]
     assert wh.check().consistent
+    # every view of a policy works under one that takes reviews
+    assert "Overall Success Rate" in wh.summary(BASELINE, policy=people)
+    assert wh.history(policy=people).height == 1 and "<html" in wh.report(policy=people)
+    assert wh.compare(BASELINE, BASELINE, policy=people).broken == []
 
 
 def test_running_rescore_again_picks_up_the_reviews_made_since(wh):

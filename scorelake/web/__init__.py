@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 import scorelake
 from scorelake.transforms.names import RECORDED
-from scorelake.web._app import is_loopback, make_app
+from scorelake.web._app import is_loopback, make_app, only_hosts
 
 
 def serve(wh: scorelake.Warehouse, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
@@ -25,7 +25,11 @@ def serve(wh: scorelake.Warehouse, host: str = "127.0.0.1", port: int = 8765, to
     say(f"serving {wh.location} on {address} (Ctrl-C stops it)")
     if review:
         say(f"taking reviews: the review queue is {address.split('?')[0]}review?token={token}")
-    uvicorn.run(make_app(wh, token, policy=policy, review=review), host=host, port=port, log_level="warning")
+    app = make_app(wh, token, policy=policy, review=review)
+    if host not in ("0.0.0.0", "::"):  # bound to one address: the names it answers as are known
+        names = {host if ":" not in host else f"[{host}]", "localhost", "127.0.0.1", "[::1]"}
+        app = only_hosts(app, {n.lower() for name in names for n in (name, f"{name}:{port}")})
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
-__all__ = ["is_loopback", "make_app", "serve"]
+__all__ = ["is_loopback", "make_app", "only_hosts", "serve"]

@@ -38,6 +38,7 @@ def is_loopback(host: str) -> bool:
 
 REVIEWER_COOKIE = "scorelake_reviewer"
 MAX_FORM_BYTES = 64 * 1024  # a review form: a note of 2,000 characters and its fields
+MAX_OFFSET = 10**12  # a page offset (DuckDB takes a 64-bit one; a larger one is a bad request, not an error)
 
 
 def _token_given(request: Request, form: dict | None = None) -> str:
@@ -93,10 +94,9 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
     def run(request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
         q = request.query_params
-        try:
-            offset = max(int(q.get("offset") or 0), 0)
-        except ValueError:
-            offset = 0
+        offset = _integer(q.get("offset"), 0)
+        if not 0 <= offset <= MAX_OFFSET:
+            raise scorelake.InvalidArgument(f"offset {q.get('offset')}: between 0 and {MAX_OFFSET}")
         query = {"failed": q.get("failed") == "1", "domain": q.get("domain") or None, "signal": q.get("signal") or None,
                  "sort": q.get("sort") or "position", "offset": offset}
         rows = wh.run_scenarios(run_id, policy, failed_only=query["failed"], domain=query["domain"],
@@ -208,6 +208,21 @@ def _integer(value: str | None, default):
         return int(value) if value not in (None, "") else default
     except ValueError:
         return default
+
+
+def only_hosts(app, hosts: set[str]):
+    """``app`` answering only requests whose Host is one of ``hosts`` (its address, with or without
+    the port): a page of another site that reaches it through DNS rebinding names its own host."""
+    async def checked(scope, receive, send):
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1").lower()
+            if host not in hosts:
+                await PlainTextResponse(f"unexpected Host '{host}': this viewer answers as "
+                                        f"{' or '.join(sorted(hosts))}", 421)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return checked
 
 
 def _review_rows(evidence) -> list[dict]:

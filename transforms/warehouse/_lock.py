@@ -15,6 +15,12 @@ from scorelake.transforms.warehouse._tables import DB_FILE, TABLES, Tables
 WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, ".lock", ".schemas", ".views.sha256", ".journal"}
 
 
+def _ours(name: str) -> bool:
+    """A name scorelake writes in a warehouse folder, its temporary files included (a view database
+    being written, ``.<DB_FILE>.<id>.tmp`` and its ``.wal``; a schema file or journal in flight)."""
+    return name in WAREHOUSE_ENTRIES or name.endswith(".tmp") or name.startswith(f".{DB_FILE}.")
+
+
 def _lock_holder(fh) -> str:
     """Who holds the lock, as its holder wrote it; it writes just after taking the lock, so a
     moment's wait covers a holder that has the lock but has not written yet."""
@@ -48,8 +54,7 @@ class WriterLock:
         if self.tables.root.exists() and not self.tables.root.is_dir():
             raise InvalidArgument(f"{self.tables.location} is a file, not a warehouse folder")
         if self.tables.root.is_dir() and not self.tables.exists() and self.tables.legacy_tables() is None:
-            foreign = sorted(p.name for p in self.tables.root.iterdir() if p.name not in WAREHOUSE_ENTRIES
-                             and not p.name.endswith(".tmp"))
+            foreign = sorted(p.name for p in self.tables.root.iterdir() if not _ours(p.name))
             if foreign:
                 raise InvalidArgument(f"{self.tables.location} holds other files ({', '.join(foreign[:3])}"
                                       f"{', ...' if len(foreign) > 3 else ''}) and no scorelake warehouse: "

@@ -43,7 +43,7 @@ class Store:
     def __init__(self, location: Path | str | None = None, limits: QueryLimits | None = None):
         self.tables = Tables(location)
         self.log = CommitLog(self.tables)
-        self.views = Views(self.tables, self.log, limits or QueryLimits())
+        self.views = Views(self.tables, self.log, limits or QueryLimits.of())
         self.lock = WriterLock(self.tables)
         self.maintenance = Maintenance(self.tables, self.log)
 

@@ -102,8 +102,8 @@ class Tables:
 
     # ---- layout -------------------------------------------------------------------------
     def exists(self) -> bool:
-        if self.is_local:
-            return self.db_path.exists()
+        if self.is_local:  # a first write killed before its view database still committed its tables
+            return self.db_path.exists() or (self.root / "runs" / "_delta_log").is_dir()
         from deltalake import DeltaTable
 
         return DeltaTable.is_deltatable(self.table_uri("runs"))

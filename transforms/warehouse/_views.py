@@ -4,6 +4,7 @@ warehouse's tables, or views bound in memory (object storage, a past version).""
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import secrets
@@ -20,7 +21,7 @@ from typing import Iterator
 import duckdb
 import polars as pl
 
-from scorelake.transforms.errors import NotFound, QueryLimitHit
+from scorelake.transforms.errors import InvalidArgument, NotFound, QueryLimitHit
 from scorelake.transforms.warehouse._faults import crash_point
 from scorelake.transforms.warehouse._history import CommitLog
 from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, Tables, sql_literal
@@ -29,14 +30,65 @@ SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one
 FILES_TABLE = "scorelake_files"  # in the view database: the files its views read
 
 
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|PB|KIB|MIB|GIB|TIB|PIB)?\s*", re.I)
+_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30,
+          "TIB": 2**40, "PB": 10**15,
+          "PIB": 2**50}
+
+
+def _size(value: str, said: str, at_most: int | None = None) -> str:
+    """A DuckDB size ("4GB", "512MiB") that is positive (and at most ``at_most`` bytes), or
+    ``InvalidArgument`` naming the value and where it came from (``said``)."""
+    found = _SIZE.fullmatch(str(value))
+    if not found:
+        raise InvalidArgument(f"{said} '{value}': a size such as 4GB or 512MiB")
+    size = float(found[1]) * _UNITS[(found[2] or "B").upper()]
+    if size <= 0:
+        raise InvalidArgument(f"{said} '{value}': must be more than nothing")
+    if at_most is not None and size > at_most:
+        raise InvalidArgument(f"{said} '{value}': more than this machine's memory ({at_most / 10**9:.1f} GB)")
+    return f"{found[1]}{(found[2] or 'B').upper()}"
+
+
+def _seconds(value: object, said: str) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{said} '{value}': a number of seconds") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise InvalidArgument(f"{said} '{value}': a positive, finite number of seconds")
+    return seconds
+
+
+def _machine_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+
+
 @dataclass(frozen=True)
 class QueryLimits:
-    """What one connection's queries may take: DuckDB's memory limit and spill size, and a time limit
-    (``$SCORELAKE_SQL_MEMORY``, ``$SCORELAKE_SQL_SPILL``, ``$SCORELAKE_SQL_TIMEOUT`` seconds)."""
+    """What one connection's queries may take: DuckDB's memory limit and spill size, and a time
+    limit in seconds. ``QueryLimits.of`` takes them from the options, else ``$SCORELAKE_SQL_MEMORY``,
+    ``$SCORELAKE_SQL_SPILL`` and ``$SCORELAKE_SQL_TIMEOUT``, else these defaults, and refuses a
+    value that would switch a limit off."""
 
-    memory: str = os.environ.get("SCORELAKE_SQL_MEMORY", "4GB")
-    spill: str = os.environ.get("SCORELAKE_SQL_SPILL", "10GB")
-    timeout_s: float = float(os.environ.get("SCORELAKE_SQL_TIMEOUT", "300"))
+    memory: str = "4GB"
+    spill: str = "10GB"
+    timeout_s: float = 300.0
+
+    @classmethod
+    def of(cls, memory: str | None = None, timeout: float | None = None) -> QueryLimits:
+        env = os.environ
+        return cls(
+            _size(memory, "--memory-limit", _machine_memory()) if memory is not None else
+            _size(env["SCORELAKE_SQL_MEMORY"], "$SCORELAKE_SQL_MEMORY", _machine_memory())
+            if env.get("SCORELAKE_SQL_MEMORY") else cls.memory,
+            _size(env["SCORELAKE_SQL_SPILL"], "$SCORELAKE_SQL_SPILL") if env.get("SCORELAKE_SQL_SPILL") else cls.spill,
+            _seconds(timeout, "--timeout") if timeout is not None else
+            _seconds(env["SCORELAKE_SQL_TIMEOUT"], "$SCORELAKE_SQL_TIMEOUT") if env.get("SCORELAKE_SQL_TIMEOUT")
+            else cls.timeout_s)
 
 
 def fetch(con: duckdb.DuckDBPyConnection, query: str, params: object, timeout_s: float | None) -> pl.DataFrame | None:
@@ -183,7 +235,7 @@ class Views:
         ``as_of`` a past version) views bound in memory to the tables at that version."""
         self.tables.require()
         con = None
-        if self.tables.is_local and as_of is None:
+        if self.tables.is_local and as_of is None and self.tables.db_path.exists():
             con = duckdb.connect(str(self.tables.db_path), read_only=True)
             files = _bound_files(con)
             # a copied or moved warehouse (its view database names the old place), or views an older
@@ -224,17 +276,18 @@ class Views:
         """The files of ``files`` that are not under this warehouse's root."""
         return [f for f in files if not Path(f).is_relative_to(self.tables.root)]
 
-    def problems(self) -> list[str]:
-        """A local view database that reads files outside this warehouse (the warehouse was copied
-        or moved: reads bind the views in memory meanwhile), in words."""
+    def moved(self) -> str | None:
+        """Where a local view database reads files outside this warehouse (it was copied or moved:
+        reads bind the views in memory meanwhile, the next write rebuilds it), in words; else None."""
         if not self.tables.is_local or not self.tables.db_path.exists():
-            return []
+            return None
         with duckdb.connect(str(self.tables.db_path), read_only=True) as con:
             outside = self._outside(_bound_files(con))
         if not outside:
-            return []
-        return [f"the view database {self.tables.db_path} reads {len(outside)} files outside this warehouse (e.g. "
-                f"{outside[0]}): the warehouse was copied or moved; `scorelake compact` (or any write) rebuilds it"]
+            return None
+        return (f"the warehouse was moved or copied here: its view database {self.tables.db_path} names "
+                f"{len(outside)} files of where it was written (e.g. {outside[0]}); reads bind the views to "
+                "this warehouse's own files meanwhile, and the next write (or `scorelake compact`) rebuilds it")
 
     def _arrow_dataset(self, table: str, version: int | None):
         """The table at ``version`` as an Arrow dataset, strings read as string views: the type of

@@ -1,0 +1,102 @@
+"""Faults a user or a hostile page runs into: query limits that a bad value would switch off, a
+first ingest killed while it builds the view database, scorelake's own temporary files, the viewer
+reached under another host name or asked for an absurd page."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.cli import app
+from tests.conftest import BASELINE, CONFORMANCE
+
+runner = CliRunner()
+SCORELAKE = str(Path(sys.executable).parent / "scorelake")
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("faults") / "wh"
+    scorelake.open(root).ingest(CONFORMANCE / BASELINE)
+    return str(root)
+
+
+@pytest.mark.parametrize("args", [["--memory-limit", "-5GB"], ["--memory-limit", "0"], ["--memory-limit", "abc"],
+                                  ["--memory-limit", "1PB"], ["--timeout", "nan"], ["--timeout", "inf"],
+                                  ["--timeout", "-3"], ["--timeout", "0"]])
+def test_a_query_limit_a_bad_value_would_switch_off_is_refused(warehouse, args):
+    done = runner.invoke(app, ["sql", "SELECT 1", "-w", warehouse, *args])
+    assert done.exit_code == 2 and args[1] in done.output, done.output
+
+
+@pytest.mark.parametrize("setting", ["SCORELAKE_SQL_TIMEOUT=abc", "SCORELAKE_SQL_TIMEOUT=-3",
+                                     "SCORELAKE_SQL_TIMEOUT=inf", "SCORELAKE_SQL_MEMORY=abc",
+                                     "SCORELAKE_SQL_MEMORY=-1GB", "SCORELAKE_SQL_SPILL=abc"])
+def test_a_bad_limit_in_the_environment_is_refused_naming_it(warehouse, setting):
+    name, _, value = setting.partition("=")
+    done = subprocess.run([SCORELAKE, "rates", "-w", warehouse], env={**os.environ, name: value},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and f"${name} '{value}'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_scorelakes_own_temporary_files_never_make_a_folder_foreign(tmp_path):
+    target = tmp_path / "wh"
+    target.mkdir()
+    for name in (".scorelake.duckdb.1a2b3c4d.tmp", ".scorelake.duckdb.1a2b3c4d.tmp.wal"):
+        (target / name).write_bytes(b"left by a killed writer")
+    done = runner.invoke(app, ["ingest", str(CONFORMANCE / BASELINE), "-w", str(target)])
+    assert done.exit_code == 0, done.output
+    (target.parent / "other").mkdir()
+    (target.parent / "other" / "notes.txt").write_text("mine")
+    refused = runner.invoke(app, ["ingest", str(CONFORMANCE / BASELINE), "-w", str(target.parent / "other")])
+    assert refused.exit_code == 2 and "holds other files (notes.txt)" in refused.output
+
+
+@pytest.mark.slow
+def test_a_first_ingest_killed_at_the_view_database_leaves_a_warehouse_that_answers(tmp_path):
+    target = str(tmp_path / "wh")
+    killed = subprocess.run([SCORELAKE, "ingest", str(CONFORMANCE / BASELINE), "-w", target],
+                            env={**os.environ, "SCORELAKE_CRASH_AT": "views"}, capture_output=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL
+    assert any(".tmp" in p.name for p in Path(target).iterdir())  # the view database it was writing
+    rates = subprocess.run([SCORELAKE, "rates", "-w", target], capture_output=True, text=True, timeout=120)
+    assert rates.returncode == 0, rates.stderr  # the committed tables, bound in memory
+    again = subprocess.run([SCORELAKE, "ingest", str(CONFORMANCE / BASELINE), "-w", target], capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    wh = scorelake.open(target)
+    assert wh.check().consistent and wh.summary(BASELINE) == (CONFORMANCE / BASELINE / "all_summary.txt").read_text()
+    assert not [p for p in Path(target).iterdir() if ".tmp" in p.name]
+
+
+@pytest.mark.slow
+def test_the_viewer_answers_only_as_itself_and_a_bad_parameter_is_a_4xx(warehouse):
+    from tests.test_view import serve
+
+    server, url = serve(Path(warehouse))
+    try:
+        def status(path: str, host: str | None = None) -> int:
+            request = urllib.request.Request(url + path, headers={"Host": host} if host else {})
+            try:
+                return urllib.request.urlopen(request, timeout=30).status
+            except urllib.error.HTTPError as exc:
+                return exc.code
+
+        port = url.rsplit(":", 1)[1]
+        assert status("/") == 200 and status("/", f"localhost:{port}") == 200
+        assert status("/", "attacker.example") == 421 and status("/", f"attacker.example:{port}") == 421
+        assert status(f"/runs/{BASELINE}?offset=9223372036854775808") == 400
+        assert status(f"/runs/{BASELINE}?offset=-1") == 400 and status(f"/runs/{BASELINE}?sort=nope") == 400
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=30)
+    assert "Traceback" not in stderr
