@@ -123,7 +123,7 @@ def test_rescore_with_reviews_recomputes_the_composite_by_the_runners_rules(wh):
     assert done.scenarios == 14
     plain, reviewed = scores(wh, "plain"), scores(wh, people)
     assert reviewed["qa__speed_of_light"]["is_successful"] and not plain["qa__speed_of_light"]["is_successful"]
-    assert reviewed["qa__speed_of_light"]["unreviewed"] == ["judge_passed=failed"]
+    assert reviewed["qa__speed_of_light"]["unreviewed"] == "judge_passed=failed"
     assert reviewed["qa__moon_landing"]["judge_passed"] and reviewed["qa__moon_landing"]["is_successful"] is False
     assert reviewed["restaurant__pizza_veggie_combo"]["judge_passed"] is False
     assert reviewed["restaurant__pizza_veggie_combo"]["is_successful"] is True

@@ -238,7 +238,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "is_task_successful": Bool,
         "reward": F64,  # tau2's product over the reward basis, recomputed (NULL without a basis)
         "reviews_version": I64,  # a policy that takes reviews: the `reviews` table version scored with
-        "unreviewed": StrList,  # ... and what each reviewed signal was before its review ("judge_passed=failed")
+        "unreviewed": Str,  # ... and what each reviewed signal was before ("judge_passed=failed;is_successful=failed")
     },
     # Per run, policy and domain: the numerators and denominators of every rate (transforms/rollup.py).
     # Each signal's pair skips stalled scenarios, as all_summary.txt does; the composite's does not.

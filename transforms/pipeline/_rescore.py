@@ -10,7 +10,15 @@ from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
 from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, stored_inputs
 from scorelake.transforms.pipeline._reviews import standing
-from scorelake.transforms.scoring import SCENARIO_FACTS, Policy, as_scores, rate_counts, reviewed, with_scores
+from scorelake.transforms.scoring import (
+    SCENARIO_FACTS,
+    Policy,
+    as_scores,
+    rate_counts,
+    review_columns,
+    reviewed,
+    with_scores,
+)
 from scorelake.transforms.warehouse import Store, is_in, sql_literal
 
 
@@ -31,23 +39,30 @@ def count_stored(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.DataFra
     return rate_counts(scores.join(facts, on=key)).collect()
 
 
-def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyFrame:
+def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.DataFrame | None = None) -> pl.LazyFrame:
     """The runs' scenarios as the policy scores them: with the judge's judgements in place of the
-    recorded ones under a judge policy, with their reviews under a policy that takes reviews."""
+    recorded ones under a judge policy, with their reviews under a policy that takes reviews
+    (``reviews``: the standing ones, read once by the caller; else read here)."""
     scenarios = store.tables.scan("scenarios", runs)
     if policy.judge:
         scenarios = scenarios.pipe(with_judgements, judged_by(store, policy.judge, runs))
     if policy.reviews:
-        run_ids = runs["run_id"].implode()
-        scenarios = scenarios.pipe(reviewed, standing(store).filter(pl.col("run_id").is_in(run_ids)),
-                                   _item_verdicts(store, runs, policy))
+        reviews = standing(store).collect() if reviews is None else reviews
+        mine = reviews.filter(pl.col("run_id").is_in(runs["run_id"].implode()))
+        keys = scenarios.select("run_id", "scenario_name").collect()
+        scenarios = scenarios.pipe(reviewed, review_columns(keys, mine.lazy(), _item_verdicts(store, runs, policy, mine)))
     return scenarios
 
 
-def _item_verdicts(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyFrame:
-    """Each NL assertion's and DB predicate's verdict before review (the NL ones from the policy's judge)."""
+def _item_verdicts(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.DataFrame) -> pl.LazyFrame:
+    """The verdict before review of each reviewed NL assertion and DB predicate (the NL ones from
+    the policy's judge); read only for the runs that have such reviews."""
+    items = reviews.filter(pl.col("assertion").is_not_null()).select("run_id", "scenario_name").unique()
+    runs = runs.filter(pl.col("run_id").is_in(items["run_id"].unique().implode()))
+
     def kind(name: str) -> pl.LazyFrame:
         return (store.tables.scan("verdicts", runs).filter(pl.col("kind") == name)
+                .join(items.lazy(), on=["run_id", "scenario_name"], how="semi")
                 .select("run_id", "scenario_name", pl.lit(name).alias("signal"), pl.col("ordinal").alias("assertion"),
                         "passed"))
 
@@ -56,6 +71,7 @@ def _item_verdicts(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.LazyF
     inputs = store.tables.scan("judge_inputs", runs).select(*KEY)
     verdicts = pl.List(pl.Struct({"index": pl.Int64, "passed": pl.Boolean}))
     nl = (latest(store, policy.judge).join(inputs, on=KEY, how="semi")
+          .join(items.lazy(), on=["run_id", "scenario_name"], how="semi")
           .select("run_id", "scenario_name", pl.col("nl_verdicts_json").str.json_decode(verdicts).alias("_v"))
           .explode("_v").drop_nulls("_v")
           .select("run_id", "scenario_name", pl.lit("nl_assertion").alias("signal"),
@@ -133,8 +149,9 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
     # without holding the GIL. One batch in flight bounds memory.
     with ThreadPoolExecutor(1) as writer:
         version = store.tables.delta_table("reviews").version() if policy.reviews else None
+        reviews = standing(store).collect() if policy.reviews else None
         for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
-            tables = score_and_count(_scenarios(store, batch, policy), policy, version)
+            tables = score_and_count(_scenarios(store, batch, policy, reviews), policy, version)
             if committing:
                 committing.result()
             committing = writer.submit(_append_all, store, tables)
@@ -169,9 +186,10 @@ def _rescore_reviewed(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
     their counts replaced first, then their scores (a kill in between leaves scores of the older
     reviews version, so the next re-score does both again)."""
     version = store.tables.delta_table("reviews").version()
+    reviews = standing(store).collect()
     scored = 0
     for batch in _run_batches(_reviewed_since(store, policy, runs), RESCORE_BATCH_ROWS):
-        tables = score_and_count(_scenarios(store, batch, policy), policy, version)
+        tables = score_and_count(_scenarios(store, batch, policy, reviews), policy, version)
         predicate = f"{is_in('run_id', batch['run_id'])} AND policy_id = {sql_literal(policy.id)}"
         for table in ("rate_counts", "scores"):
             store.tables.write(table, tables[table], mode="overwrite", predicate=predicate)

@@ -96,7 +96,7 @@ def _review_facts(signal: str, s: dict, reviews: list[dict], limit: int) -> list
     """The standing reviews of ``signal`` (and of its items), in words: under a policy that takes
     reviews, what it was and what the reviewer made it ("failed → passed by alice: ...")."""
     takes = s.get("unreviewed") is not None
-    before = dict(entry.split("=", 1) for entry in s.get("unreviewed") or [])
+    before = dict(entry.split("=", 1) for entry in (s.get("unreviewed") or "").split(";") if entry)
     facts = []
     for r in reviews:
         if r["signal"] != signal:

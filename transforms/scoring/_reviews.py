@@ -24,11 +24,12 @@ _SIGNAL_COLUMN = {"is_action_match": "is_action_match", "db_state_match": "db_st
                   "judge_passed": "judge_passed", "clean_exit": "clean_exit", "communicate": "communicate"}
 
 
-def reviewed(scenarios: pl.LazyFrame, reviews: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFrame:
-    """``scenarios`` with the ``REVIEW_COLUMNS`` of their standing whole-signal reviews, and their
-    NL assertion and DB predicate counts recounted with the item reviews. ``reviews``: run_id,
-    scenario_name, signal, assertion, verdict; ``items``: each item's verdict before review (run_id,
-    scenario_name, signal, assertion, passed)."""
+def review_columns(keys: pl.DataFrame, reviews: pl.LazyFrame, items: pl.LazyFrame) -> pl.DataFrame:
+    """For each scenario of ``keys`` (run_id, scenario_name), in their order: the ``REVIEW_COLUMNS``
+    of its standing whole-signal reviews, and by how much its item reviews change its passed NL
+    assertions and DB predicates. ``reviews``: run_id, scenario_name, signal, assertion, verdict;
+    ``items``: each reviewed item's verdict before review (run_id, scenario_name, signal, assertion,
+    passed). Computed once for the scenarios a batch scores: a narrow frame set beside them."""
     key = ["run_id", "scenario_name"]
     whole = (reviews.filter(col("assertion").is_null())
              .group_by(key).agg((col("verdict") == "pass").filter(col("signal") == name).first().alias(f"review_{name}")
@@ -38,12 +39,19 @@ def reviewed(scenarios: pl.LazyFrame, reviews: pl.LazyFrame, items: pl.LazyFrame
                .with_columns(delta=(col("verdict") == "pass").cast(pl.Int64) - col("passed").fill_null(False).cast(pl.Int64))
                .group_by(key).agg(col("delta").filter(col("signal") == name).sum().alias(f"_delta_{name}")
                                   for name in _ITEMS))
+    return (keys.lazy().join(whole, on=key, how="left", maintain_order="left")
+            .join(changed, on=key, how="left", maintain_order="left").drop(key).collect())
+
+
+def reviewed(scenarios: pl.LazyFrame, columns: pl.DataFrame) -> pl.LazyFrame:
+    """``scenarios`` with their ``review_columns`` (computed for them, in their order) beside them,
+    their NL assertion and DB predicate counts recounted with the reviews."""
     recounted = []
     for name, (_, passed, total) in _ITEMS.items():
         whole_review = col(f"review_{name}")
         recounted.append(pl.when(whole_review).then(col(total)).when(whole_review.not_()).then(0)
                          .otherwise(col(passed) + col(f"_delta_{name}").fill_null(0)).alias(passed))
-    return (scenarios.join(whole, on=key, how="left").join(changed, on=key, how="left")
+    return (pl.concat([scenarios, columns.lazy()], how="horizontal")
             .with_columns(recounted).drop(*(f"_delta_{name}" for name in _ITEMS)))
 
 
@@ -54,14 +62,13 @@ def _verdict(value: pl.Expr) -> pl.Expr:
 
 def with_reviewed_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
     """The signals (``with_signals``' columns) as reviewed: a review, where there is one, in place of
-    the value; what each reviewed signal was before is kept in ``unreviewed`` ("signal=failed")."""
+    the value; what each reviewed signal was before is kept in ``unreviewed`` ("judge_passed=failed;...")."""
     before = {**{name: col(column) for name, column in _SIGNAL_COLUMN.items()},
               **{name: col(rate) >= 1.0 for name, (rate, _, _) in _ITEMS.items()}}
     rates = [pl.when(col(f"review_{name}").is_not_null()).then(col(f"review_{name}").cast(pl.Float64))
              .otherwise(col(rate)).alias(rate) for name, (rate, _, _) in _ITEMS.items()]
-    unreviewed = pl.concat_list(
-        pl.when(col(f"review_{name}").is_not_null()).then(pl.lit(f"{name}=") + _verdict(value))
-        for name, value in before.items()).list.drop_nulls()
+    unreviewed = pl.concat_str([pl.when(col(f"review_{name}").is_not_null()).then(pl.lit(f"{name}=") + _verdict(value))
+                                for name, value in before.items()], separator=";", ignore_nulls=True)
     return frame.with_columns(unreviewed.alias("unreviewed")).with_columns(
         *(pl.coalesce(col(f"review_{name}"), col(column)).alias(column) for name, column in _SIGNAL_COLUMN.items()),
         *rates)
@@ -70,8 +77,8 @@ def with_reviewed_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
 def with_reviewed_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
     """A review of the composite sets ``is_successful`` and ``is_task_successful`` (stalled or not)."""
     review = col(f"review_{COMPOSITE}")
-    unreviewed = col("unreviewed").list.concat(pl.concat_list(
-        pl.when(review.is_not_null()).then(pl.lit(f"{COMPOSITE}=") + _verdict(col("is_successful")))).list.drop_nulls())
-    return frame.with_columns(unreviewed.alias("unreviewed"),
+    unreviewed = pl.concat_str([col("unreviewed"), pl.when(review.is_not_null()).then(
+        pl.lit(f"{COMPOSITE}=") + _verdict(col("is_successful")))], separator=";", ignore_nulls=True)
+    return frame.with_columns(pl.when(unreviewed != "").then(unreviewed).alias("unreviewed"),
                               pl.coalesce(review, col("is_successful")).alias("is_successful"),
                               pl.coalesce(review, col("is_task_successful")).alias("is_task_successful"))

@@ -209,7 +209,7 @@ def with_scores(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | 
         .pipe(_only_if(policy.reviews, with_reviewed_composite))
         .with_columns(
             pl.lit(reviews_version, pl.Int64).alias("reviews_version"),
-            *(() if policy.reviews else (pl.lit(None, pl.List(pl.String)).alias("unreviewed"),)),
+            *(() if policy.reviews else (pl.lit(None, pl.String).alias("unreviewed"),)),
             pl.lit(policy.id).alias("policy_id"),
             pl.lit(policy.scorer_version).alias("scorer_version"),
             col("eff_judge_enabled").alias("judge_enabled"),
