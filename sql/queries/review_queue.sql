@@ -3,17 +3,22 @@
 -- $per_domain per domain, the same for the same $seed (sample); of $run or of every run, under the
 -- policy $policy_id. Scenarios nobody has reviewed first; at most $limit.
 WITH scope AS (
-    SELECT run_id, scenario_name, domain, position, judge, coalesce(rec_judge_threshold, 0.9) AS threshold,
-           md5(CAST($seed AS VARCHAR) || '/' || run_id || '/' || scenario_name) AS draw
-    FROM scenario_scores
-    JOIN (SELECT run_id, scenario_name, rec_judge_threshold FROM stg_scenarios) USING (run_id, scenario_name)
-    WHERE policy_id = $policy_id AND ($run IS NULL OR run_id = $run)
+    SELECT s.run_id, s.scenario_name, s.domain, s.position, p.judge, coalesce(s.rec_judge_threshold, 0.9) AS threshold
+    FROM stg_scores AS sc
+    JOIN stg_scenarios AS s USING (run_id, generation, scenario_name)
+    JOIN stg_policies AS p USING (policy_id)
+    WHERE sc.policy_id = $policy_id AND ($run IS NULL OR s.run_id = $run)
 ),
-errors AS (
+errors AS (  -- the recorded judge's failures from its results, another judge's from its judgements
+    SELECT s.run_id, s.scenario_name, 'the judge failed' AS reason
+    FROM scope AS s
+    JOIN stg_judge_results AS j USING (run_id, scenario_name)
+    WHERE $pick = 'errors' AND s.judge = 'recorded' AND j.errored
+    UNION ALL
     SELECT s.run_id, s.scenario_name, 'the judge failed' AS reason
     FROM scope AS s
     JOIN judgements AS j ON j.judge = s.judge AND j.run_id = s.run_id AND j.scenario_name = s.scenario_name
-    WHERE $pick = 'errors' AND j.judge_error
+    WHERE $pick = 'errors' AND s.judge <> 'recorded' AND j.judge_error
 ),
 passed_apart AS (
     SELECT s.run_id, s.scenario_name, 'judges disagree on judge_passed' AS reason
@@ -35,7 +40,8 @@ sample AS (
     SELECT run_id, scenario_name, 'sample' AS reason
     FROM scope
     WHERE $pick = 'sample'
-    QUALIFY row_number() OVER (PARTITION BY domain ORDER BY draw) <= $per_domain
+    QUALIFY row_number() OVER (PARTITION BY domain ORDER BY hash($seed, run_id, scenario_name), run_id, scenario_name)
+        <= $per_domain
 ),
 picked AS (
     SELECT * FROM errors
@@ -50,5 +56,6 @@ SELECT p.run_id, p.scenario_name, s.domain, p.reason, coalesce(r.reviews, 0) AS 
 FROM picked AS p
 JOIN scope AS s USING (run_id, scenario_name)
 LEFT JOIN reviewed AS r USING (run_id, scenario_name)
-ORDER BY r.reviews IS NOT NULL, CASE WHEN $pick = 'sample' THEN s.draw END, p.run_id, s.position
+ORDER BY r.reviews IS NOT NULL, CASE WHEN $pick = 'sample' THEN hash($seed, p.run_id, p.scenario_name) END,
+         p.run_id, s.position
 LIMIT $limit
