@@ -11,6 +11,7 @@ not per session).
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import time
@@ -20,7 +21,7 @@ from typing import Callable, Iterator, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from scorelake.transforms.errors import InvalidArgument, NothingFound
+from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
 from scorelake.transforms.judging import JudgeRefused, JudgeSpec, RetryPolicy, Tally
 from scorelake.transforms.pipeline import (
     COMMIT_LOCK_WAIT_S,
@@ -32,6 +33,7 @@ from scorelake.transforms.pipeline import (
     commit_ingested,
     commit_judgements,
     commit_orphaned_journals,
+    forget_judge,
     group_runs,
     ingest_session,
     judge_batch,
@@ -42,6 +44,7 @@ from scorelake.transforms.pipeline import (
     rescore,
     save_judge,
     save_policy,
+    stored_judges,
     stored_policies,
 )
 from scorelake.transforms.pipeline import (
@@ -253,6 +256,7 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
         prepare_for_writing(store)
     recovered = commit_orphaned_journals(store)
     plan = plan_rejudge(store, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
+    new = spec.name not in {judge.name for judge in stored_judges(store)}
     total, samples = Tally(), []  # of the batches done
     with _progress(progress, TextColumn("{task.fields[stats]}")) as bar:  # errors, retries, tokens
         job = bar.add_task(f"judge {spec.name}", total=plan.todo.height, stats="")
@@ -267,32 +271,54 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
                                                       f"{total.tokens + batch.tokens:,} tokens")
 
         def add(batch: BatchResult) -> None:
-            for name in ("done", "errors", "retries", "tokens"):
+            for name in ("done", "errors", "retries", "tokens", "answered", "unanswered", "odd_scores"):
                 setattr(total, name, getattr(total, name) + getattr(batch.tally, name))
-            samples[:] = (samples + batch.error_samples)[:3]
+            samples[:] = list(dict.fromkeys(samples + batch.error_samples))[:3]
+            if batch.down:
+                raise JudgeUnavailable(batch.down)
             if batch.refused:
                 raise JudgeRefused(f"{batch.refused}; {total.done} judgements made before it are kept"
                                    if total.done else batch.refused)
 
-        # One call first: a refused key or a wrong URL stops the command here, with nothing stored.
-        if plan.todo.height:
-            add(rejudge_job(warehouse, spec_json, plan.todo.head(1), 1, api_key_env, retry, advanced))
-        with store.lock.hold(COMMIT_LOCK_WAIT_S):
-            save_judge(store, spec)
-        if plan.copied.height:
-            commit_judgements(store, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
-        # A Prefect task per batch; in-process one stream of calls (each batch's last calls leave the
-        # concurrency idle while they finish)
-        rest = plan.todo.slice(1)
-        size = JUDGE_BATCH if run_batch is not None else max(rest.height, 1)
-        for index, batch in enumerate(rest.slice(i, size) for i in range(0, rest.height, size)):
-            if run_batch is None:
-                add(rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, advanced))
-            else:
-                add(run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index))
+        def keep_judge() -> None:
+            with store.lock.hold(COMMIT_LOCK_WAIT_S):
+                if save_judge(store, spec):
+                    store.log.record("rejudge", f"judge {spec.name}: {spec.describe()}")
+                    store.views.build()
+
+        try:
+            # One call first, alone: a refused key, a wrong URL or model stops the command here (any
+            # 4xx but 408 and 429, the judge's own message shown), with nothing stored.
+            if plan.todo.height:
+                add(rejudge_job(warehouse, spec_json, plan.todo.head(1), 1, api_key_env,
+                                dataclasses.replace(retry, alone=True), advanced))
+            if plan.copied.height:
+                commit_judgements(store, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
+            # A Prefect task per batch; in-process one stream of calls (each batch's last calls leave the
+            # concurrency idle while they finish)
+            rest = plan.todo.slice(1)
+            size = JUDGE_BATCH if run_batch is not None else max(rest.height, 1)
+            for index, batch in enumerate(rest.slice(i, size) for i in range(0, rest.height, size)):
+                if run_batch is None:
+                    add(rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, advanced))
+                else:
+                    add(run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index))
+        except JudgeUnavailable as down:
+            if new and not total.answered and not plan.copied.height:  # it never answered: nothing of it is kept, its name stays free
+                forget_judge(store, spec.name)
+                raise JudgeUnavailable(f"{down}; judge '{spec.name}' never answered, so nothing of it is kept") from None
+            keep_judge()
+            raise JudgeUnavailable(f"{down}; {total.answered} answers are kept; ask the rest later: "
+                                   f"scorelake rejudge --judge {spec.name} --only-errors") from None
+        if new and plan.todo.height and not total.answered and not plan.copied.height:
+            forget_judge(store, spec.name)
+            raise JudgeUnavailable(f"judge '{spec.name}' answered none of {total.done} calls (last: "
+                                   f"{samples[-1] if samples else 'no reply'}): nothing of it is kept")
+        keep_judge()
     sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
     return RejudgeResult(store.location, spec.name, spec.describe(), plan.scope, plan.judged_already, dict(sources),
-                         total.done, total.errors, total.retries, total.tokens, recovered, samples)
+                         total.done, total.errors, total.retries, total.tokens, recovered, samples,
+                         unanswered=total.unanswered, odd_scores=total.odd_scores)
 
 
 def run_in_process(flow: str, task_runner: str = "threads", **args):

@@ -241,13 +241,16 @@ def test_a_second_rejudge_sends_nothing_and_an_identical_judge_is_answered_from_
         again = wh.rejudge("replay", retries=0, prefect=False)
         assert again.asked == 0 and again.judged_already == first.scope and not server.requests
         # another name, the same requests (its URL is replay's, stored): answers that did not fail are reused,
-        # the failed ones asked again
-        twin = wh.rejudge("twin", url=first.settings.split("url=")[1].split(",")[0], retries=0, prefect=False)
+        # the failed ones asked again, to the old URL, which no longer answers: a judge that fails every
+        # call is given up on at once, the answers it took from the cache kept
+        with pytest.raises(scorelake.JudgeUnavailable, match="answers are kept"):
+            wh.rejudge("twin", url=first.settings.split("url=")[1].split(",")[0], retries=0, prefect=False)
     errored = wh.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'replay' AND errored")["n"][0]
-    assert twin.without_call == {"cache": first.scope - errored}
-    assert twin.asked == errored  # to the old URL, which no longer answers: errors again
+    twin = wh.sql("SELECT source, count(*) AS n FROM stg_judgements WHERE judge = 'twin' GROUP BY ALL ORDER BY ALL")
+    # the first call alone, then twice the concurrency, then given up
+    assert dict(twin.rows()) == {"asked": 17, "cache": first.scope - errored}
     judges = wh.judges(price_in=1.0, price_out=2.0).filter(pl.col("judge").is_in(["replay", "twin"]))
-    assert judges["coverage"].to_list() == [1.0, 1.0]
+    assert judges["coverage"].to_list() == [1.0, (first.scope - errored + 17) / first.scope]
     replay_row = judges.row(0, named=True)
     answered = wh.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'replay' "
                       "AND reason NOT LIKE 'Error: 500%'")["n"][0]  # a 500 reports no usage
@@ -317,24 +320,56 @@ def test_a_slow_reply_times_out_and_is_retried(sample):
 
 
 def test_persistent_failures_are_stored_as_judge_errors_and_asked_again_with_only_errors(sample):
+    # one call in six fails for good: stored as a judge error, the command exits 1, asked again later
     endpoint = {"down": True}
-    server = JudgeServer(lambda p, n: Reply(status=500) if endpoint["down"] else GOOD).__enter__()
-    failed = sample.rejudge("outage", url=server.url, retries=2, backoff=0, prefect=False)
-    assert len(server.requests) == 3 * failed.scope
-    assert failed.errors == failed.asked == failed.scope
+
+    def script(payload, n):
+        return Reply(status=500) if endpoint["down"] and len(user_content(payload)) % 6 == 0 else GOOD
+
+    server = JudgeServer(script).__enter__()
+    done = runner.invoke(app, ["rejudge", "-j", "outage", "--judge-url", server.url, "--retries", "2", "--backoff", "0",
+                               "-w", sample.location])
+    assert done.exit_code == 1 and "calls went unanswered" in done.stderr
+    assert done.stderr.count("judge error Error: 500") == 1  # the same error said once
     rows = sample.sql("SELECT * FROM judgements WHERE judge = 'outage'")
-    assert rows["judge_error"].all() and set(rows["score"]) == {0.0}
+    failed = rows.filter(pl.col("judge_error"))
+    assert 0 < failed.height < rows.height and set(failed["score"]) == {0.0}
     assert all(r.startswith("Error: 500 Server Error: Internal Server Error for url: http://127.0.0.1:")
-               for r in rows["reason"])
+               for r in failed["reason"])
     result = runner.invoke(app, ["judges", "-w", sample.location, "-f", "json"])
     outage = next(j for j in json.loads(result.stdout) if j["judge"] == "outage")
-    assert outage["error_rate"] == 1.0 and outage["retries"] == 2 * failed.scope
+    assert outage["error_rate"] == failed.height / rows.height and outage["retries"] == 2 * failed.height
 
     endpoint["down"] = False  # the endpoint is back
     again = sample.rejudge("outage", only_errors=True, prefect=False)
     server.__exit__()
-    assert again.asked == failed.scope and again.errors == 0
+    assert again.asked == failed.height and again.errors == 0 and again.unanswered == 0
     assert not sample.sql("SELECT * FROM judgements WHERE judge = 'outage'")["judge_error"].any()
+
+
+def test_a_judge_that_answers_no_call_is_given_up_on_and_leaves_no_judge(sample):
+    with JudgeServer(lambda p, n: Reply(status=500)) as server:
+        with pytest.raises(scorelake.JudgeUnavailable, match="never answered, so nothing of it is kept"):
+            sample.rejudge("hopeless", url=server.url, retries=0, backoff=0, concurrency=2, prefect=False)
+        # the first alone, then five (at least twice the concurrency), and the call in flight beside the fifth
+        assert 1 + 5 <= len(server.requests) <= 1 + 5 + 1
+    assert "hopeless" not in sample.judges()["judge"].to_list()
+    assert sample.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'hopeless'")["n"][0] == 0
+    with JudgeServer(lambda p, n: GOOD) as server:  # the name is free for the right settings
+        assert sample.rejudge("hopeless", url=server.url, runs=[BASELINE], prefect=False).asked == 14
+
+
+def test_the_first_call_alone_stops_on_the_judges_own_refusal(sample):
+    def script(payload, n):
+        return Reply(status=400, content="", body=b'{"error": {"message": "Invalid model name passed in model=gpt-9"}}')
+
+    with JudgeServer(script) as server:
+        done = runner.invoke(app, ["rejudge", "-j", "typo-model", "--judge-url", server.url, "--judge-model", "gpt-9",
+                                   "-w", sample.location])
+        assert len(server.requests) == 1
+    assert done.exit_code == 1 and "400 Bad Request" in done.stderr
+    assert "Invalid model name passed in model=gpt-9" in done.stderr
+    assert "typo-model" not in sample.judges()["judge"].to_list()
 
 
 def test_only_errors_asks_only_what_the_recorded_judge_failed_on(sample):
@@ -370,7 +405,7 @@ def test_a_refused_key_stops_at_once_with_nothing_written(sample, monkeypatch):
         assert len(server.requests) == 1  # one call first: refused, nothing more
         assert server.requests[0]["authorization"] == "Bearer sk-wrong"
     assert result.exit_code == 1
-    assert f"{server.url} answered 401 Unauthorized (the key was refused): nothing more is asked" in result.stderr
+    assert f"{server.url} answered 401 Unauthorized (the key was refused): scripted; nothing more is asked" in result.stderr
     assert "Traceback" not in result.output
     assert sample.sql("SELECT count(*) AS n FROM stg_judgements WHERE judge = 'locked'")["n"][0] == 0
     assert "locked" not in sample.judges()["judge"].to_list()  # the first call is refused before anything is stored
@@ -510,11 +545,12 @@ def test_a_judge_that_is_down_is_given_up_on_and_asked_again_later(corpus):
     result = runner.invoke(app, ["rejudge", "-j", "down", "--judge-url", url, "--retries", "1", "--backoff", "0",
                                  "--concurrency", "4", "-w", wh.location])
     assert result.exit_code == 1
-    assert "calls in a row unanswered after 2 attempts each (last: ConnectError" in result.stderr
-    stored = wh.sql("SELECT count(*) AS n, bool_and(judge_error) AS all_failed FROM judgements WHERE judge = 'down'")
-    assert 50 <= stored["n"][0] < 60 and stored["all_failed"][0]  # the rest were not asked
+    assert "calls in a row unanswered and has answered none (last: ConnectError" in result.stderr
+    assert "never answered, so nothing of it is kept" in result.stderr
+    stored = wh.sql("SELECT count(*) AS n FROM judgements WHERE judge = 'down'")
+    assert stored["n"][0] == 0 and "down" not in wh.judges()["judge"].to_list()  # nothing left behind
     with JudgeServer(lambda p, n: GOOD, port=port) as server:
-        again = wh.rejudge("down", only_errors=True, prefect=False)
+        again = wh.rejudge("down", url=url, prefect=False)
         assert len(server.requests) == again.scope == again.asked
     assert again.errors == 0
 

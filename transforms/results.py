@@ -76,6 +76,8 @@ class RejudgeResult:
     tokens: int
     recovered: int  # judgements of an interrupted rejudge recovered from its journal
     error_samples: list[str]
+    unanswered: int = 0  # calls left without a usable reply: stored as judge errors, to ask again
+    odd_scores: int = 0  # scores upstream's float() took that are outside 0-1 or not finite
     converted: str | None = None
     ran: str = ""
 

@@ -83,8 +83,14 @@ def rejudge(
                 f"{result.ran}", highlight=False)
     for sample in result.error_samples:
         err().print(f"  [yellow]judge error[/] {sample[:300]}", highlight=False)
+    if result.odd_scores:
+        err().print(f"  [yellow]note[/] {result.odd_scores} scores outside 0-1 or not finite (Infinity, NaN), taken "
+                    "as upstream's float() takes them: see `scorelake judges`", highlight=False)
     if result.errors:
         err().print(f"ask them again: scorelake rejudge --judge {result.judge} --only-errors", highlight=False)
+    if result.unanswered:  # the answered ones are stored; the command did not do all of its job
+        err().print(f"[red]{result.unanswered} calls went unanswered[/] (stored as judge errors)", highlight=False)
+        raise typer.Exit(1)
 
 
 @command

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -35,9 +36,15 @@ class RetryPolicy:
     # calls in a row left unanswered after their retries (at least twice the concurrency) that mean
     # the judge is down, not flaky: asking the rest now would only wait out their retries
     give_up_after: int = 50
+    # ... and while no call at all has been answered, this many failed calls (at least twice the
+    # concurrency): a judge that fails every call (a wrong model, port or key) is given up on at once
+    give_up_unanswered_first: int = 5
+    # a call made alone to find out whether the judge works: any 4xx but 408 and 429 stops everything
+    alone: bool = False
+    max_reply_bytes: int = 16 * 2**20  # a longer reply is an error, not a memory hog
 
     def delay(self, retry: int, retry_after: float | None) -> float:
-        if retry_after is not None:
+        if retry_after is not None and math.isfinite(retry_after):
             return min(retry_after, self.max_retry_after_s)
         return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2 ** retry))
 
@@ -61,7 +68,8 @@ class Answer:
     latency_ms: float
     attempts: int
     judged_at: datetime
-    unanswered: bool = False  # no usable reply after every retry (down, overloaded, timing out)
+    unanswered: bool = False  # no usable reply (an HTTP error, a timeout, no connection, an unreadable reply)
+    transient: bool = False  # ... for a passing reason, after every retry (down, overloaded, timing out)
 
 
 @dataclass
@@ -72,6 +80,9 @@ class Tally:
     tokens: int = 0
     unanswered_in_a_row: int = 0
     last_error: str | None = None
+    answered: int = 0  # calls the judge answered (a reply upstream's parse turned into a judgement)
+    unanswered: int = 0  # calls left without a usable reply: an HTTP error, a timeout, no connection
+    odd_scores: int = 0  # scores upstream's float() took that are outside 0-1 or not finite
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -88,13 +99,45 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-def _usage(response) -> tuple[int | None, int | None]:
+def _usage(body: bytes) -> tuple[int | None, int | None]:
     try:
-        usage = response.json().get("usage") or {}
+        usage = orjson.loads(body).get("usage") or {}
         counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
-    except (ValueError, AttributeError):
+    except Exception:  # any body at all: a count is only taken from a well-formed one
         return None, None
-    return tuple(n if isinstance(n, int) and not isinstance(n, bool) else None for n in counts)
+    return tuple(n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**63 else None for n in counts)
+
+
+def _message(body: bytes) -> str:
+    """What an error reply says (OpenAI's ``error.message``, a ``detail``, else its text), shortened."""
+    try:
+        doc = orjson.loads(body)
+        said = doc.get("error", {}).get("message") if isinstance(doc.get("error"), dict) else doc.get("error")
+        said = said or doc.get("detail") or doc.get("message")
+    except Exception:
+        said = None
+    text = str(said) if said else body.decode("utf-8", "replace")
+    return " ".join(text.split())[:300]
+
+
+async def _post(client, url, body: bytes, timeout, deadline_s: float, max_bytes: int):
+    """The reply's status, reason, headers and body, within ``deadline_s`` for the whole call (a reply
+    trickled byte by byte gets no more time) and at most ``max_bytes`` long."""
+    async def read():
+        async with client.stream("POST", url, content=body, timeout=timeout) as response:
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise _TooLong(f"the reply was longer than {max_bytes // 2**20} MB")
+                chunks.append(chunk)
+            return response.status_code, response.reason_phrase, response.headers, b"".join(chunks)
+
+    return await asyncio.wait_for(read(), deadline_s)
+
+
+class _TooLong(Exception):
+    pass
 
 
 @functools.cache
@@ -113,33 +156,41 @@ async def _ask(client, call: Call, policy: RetryPolicy, tally: Tally) -> Answer:
     for attempt in range(1, policy.attempts + 1):
         retry_after, transient = None, True
         try:
-            response = await client.post(url, content=body, timeout=timeout)
-        except httpx.TimeoutException:
+            status, reason, headers, content = await _post(client, url, body, timeout, call.timeout,
+                                                           policy.max_reply_bytes)
+        except (httpx.TimeoutException, asyncio.TimeoutError):
             error = f"the judge did not answer within {call.timeout:g} s"
+        except httpx.DecodingError as exc:  # the server's own fault: asking again gives the same
+            error, transient = f"the reply could not be decoded ({exc})", False
+            break
+        except _TooLong as exc:
+            error, transient = str(exc), False
+            break
         except httpx.TransportError as exc:
             error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         else:
-            status = response.status_code
-            if status in FATAL_STATUSES:
-                raise JudgeRefused(f"{call.url} answered {status} {response.reason_phrase} "
-                                   f"({FATAL_STATUSES[status]}): nothing more is asked")
+            if status in FATAL_STATUSES or (policy.alone and 400 <= status < 500 and status not in (408, 429)):
+                what = FATAL_STATUSES.get(status, "the judge refuses the request")
+                raise JudgeRefused(f"{call.url} answered {status} {reason} ({what}): {_message(content)}; "
+                                   "nothing more is asked")
             if status < 400:
-                result = judgement(response.content, call.nl_assertions)
-                prompt_tokens, completion_tokens = _usage(response)
+                result = judgement(content, call.nl_assertions)
+                prompt_tokens, completion_tokens = _usage(content)
                 return Answer(call, result, _failed(result),
                               prompt_tokens, completion_tokens, (time.monotonic() - started) * 1000, attempt,
                               datetime.now(UTC))
-            error = http_error(status, response.reason_phrase, call.url)
+            error = http_error(status, reason, call.url)
             if status != 429 and status < 500:  # the request's own fault: asking again gives the same
                 transient = False
                 break
-            retry_after = _retry_after(response.headers.get("retry-after"))
+            retry_after = _retry_after(headers.get("retry-after"))
         if attempt < policy.attempts:
             tally.retries += 1
             await asyncio.sleep(policy.delay(attempt - 1, retry_after))
     tally.last_error = error
     return Answer(call, error_judgement(error, call.nl_assertions), True, None, None,
-                  (time.monotonic() - started) * 1000, attempt, datetime.now(UTC), unanswered=transient)
+                  (time.monotonic() - started) * 1000, attempt, datetime.now(UTC), unanswered=True,
+                  transient=transient)
 
 
 def _failed(result: dict) -> bool:
@@ -175,19 +226,25 @@ async def _ask_all(chunks: Iterator[list[Call]], api_key: str | None, concurrenc
             await queue.put(_DONE)
 
     give_up = max(policy.give_up_after, 2 * concurrency)
+    give_up_first = max(policy.give_up_unanswered_first, 2 * concurrency)
 
     async def work(client) -> None:
         while (call := await queue.get()) is not _DONE:
             answer = await _ask(client, call, policy, tally)
             tally.done += 1
             tally.errors += answer.errored
+            tally.answered += not answer.unanswered
+            tally.unanswered += answer.unanswered
+            tally.odd_scores += not answer.unanswered and not 0 <= answer.result.get("score", 0) <= 1
             tally.tokens += (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
             tally.unanswered_in_a_row = tally.unanswered_in_a_row + 1 if answer.unanswered else 0
             on_answer(answer)
-            if tally.unanswered_in_a_row >= give_up:
-                raise JudgeUnavailable(f"the judge left {tally.unanswered_in_a_row} calls in a row unanswered after "
-                                       f"{policy.attempts} attempts each (last: {tally.last_error}): it is down, "
-                                       "so nothing more is asked now; those are stored as judge errors")
+            never = tally.answered == 0 and tally.unanswered_in_a_row >= give_up_first
+            if never or tally.unanswered_in_a_row >= give_up:
+                raise JudgeUnavailable(
+                    f"the judge left {tally.unanswered_in_a_row} calls in a row unanswered"
+                    + (" and has answered none" if never else f" after {policy.attempts} attempts each")
+                    + f" (last: {tally.last_error}): nothing more is asked now")
 
     verify = ssl.create_default_context(cafile=certifi.where())  # one for all clients: loading it takes 30 ms
     limits = httpx.Limits(max_connections=CONNECTIONS_PER_CLIENT, max_keepalive_connections=CONNECTIONS_PER_CLIENT)

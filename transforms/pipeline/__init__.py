@@ -17,7 +17,14 @@ from scorelake.transforms.pipeline._judgements import (
     judged_by,
     recorded_judgements,
 )
-from scorelake.transforms.pipeline._judges import define_judge, find_judge, policies_using, save_judge, stored_judges
+from scorelake.transforms.pipeline._judges import (
+    define_judge,
+    find_judge,
+    forget_judge,
+    policies_using,
+    save_judge,
+    stored_judges,
+)
 from scorelake.transforms.pipeline._migrate import migrate, prepare_for_writing
 from scorelake.transforms.pipeline._policies import (
     check_policy,
@@ -38,7 +45,7 @@ from scorelake.transforms.pipeline._reviews import (
 from scorelake.transforms.pipeline._reviews import describe as describe_reviews
 
 __all__ = ["Review", "check_reviews", "describe_reviews", "read_review_file", "store_reviews", "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
-           "commit_orphaned_journals", "define_judge", "find_judge", "judge_batch", "judged_by",
+           "commit_orphaned_journals", "define_judge", "forget_judge", "find_judge", "judge_batch", "judged_by",
            "plan_rejudge", "policies_using", "recorded_judgements", "save_judge", "stored_judges",
            "IngestPlan", "IngestedRun", "check_policy", "check_whitelisted_domains", "commit_ingested", "group_runs", "find_policy",
            "ingest_session", "migrate", "plan_ingest", "prepare_for_writing", "record_refusals", "require_judged", "rescore",

@@ -11,11 +11,9 @@ from scorelake.transforms.judging import (
     orphaned,
     read_journal,
 )
+from scorelake.transforms.pipeline._judges import COMMIT_LOCK_WAIT_S
 from scorelake.transforms.scoring import RECORDED
 from scorelake.transforms.warehouse import Store
-
-COMMIT_LOCK_WAIT_S = 600.0  # a batch's commit waits this long for another writer (an ingest) to finish
-
 
 KEY = ["run_id", "scenario_name", "input_hash"]
 

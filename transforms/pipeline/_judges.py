@@ -16,7 +16,9 @@ from scorelake.transforms.judging import (
 )
 from scorelake.transforms.pipeline._policies import stored_policies
 from scorelake.transforms.scoring import RECORDED
-from scorelake.transforms.warehouse import Store
+from scorelake.transforms.warehouse import Store, sql_literal
+
+COMMIT_LOCK_WAIT_S = 600.0  # a commit waits this long for another writer (an ingest) to finish
 
 
 def stored_judges(store: Store) -> list[JudgeSpec]:
@@ -55,11 +57,24 @@ def define_judge(store: Store, name: str, default_base: str | None = None, **set
     return spec
 
 
-def save_judge(store: Store, spec: JudgeSpec) -> None:
-    if spec.name == RECORDED or store.tables.read("judges").filter(pl.col("name") == spec.name).select(pl.len()).collect().item():
-        return
+def save_judge(store: Store, spec: JudgeSpec) -> bool:
+    """Store a judge's definition; False when it is stored already (or is the built-in one)."""
+    if spec.name == RECORDED or store.tables.read("judges").filter(pl.col("name") == spec.name).select(
+            pl.len()).collect().item():
+        return False
     store.tables.append("judges", frame("judges", [{"name": spec.name, "spec_json": spec.model_dump_json(),
-                                          "created_at": datetime.now(UTC)}]))
+                                                    "created_at": datetime.now(UTC)}]))
+    return True
+
+
+def forget_judge(store: Store, name: str) -> None:
+    """A judge that never answered a call: its (error) judgements deleted and no definition kept, so
+    its name stays free for the right settings."""
+    with store.lock.hold(COMMIT_LOCK_WAIT_S):
+        store.tables.delete("judgements", f"judge = {sql_literal(name)}")
+        store.tables.delete("judges", f"name = {sql_literal(name)}")
+        store.log.record("rejudge", f"judge {name} never answered: its judgements removed")
+        store.views.build()
 
 
 def policies_using(store: Store, judge: str) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 import polars as pl
 
 from scorelake.transforms.columns import frame
+from scorelake.transforms.errors import JudgeUnavailable
 from scorelake.transforms.judging import (
     Call,
     Journal,
@@ -40,6 +41,7 @@ JUDGE_BATCH = 2000  # calls per Prefect task
 class BatchResult:
     tally: Tally = field(default_factory=Tally)  # calls answered, errors, retries, tokens
     refused: str | None = None  # the endpoint refused: nothing more was asked
+    down: str | None = None  # the judge left too many calls unanswered: nothing more was asked
     error_samples: list[str] = field(default_factory=list)
 
 
@@ -122,13 +124,15 @@ def judge_batch(store: Store, spec: JudgeSpec, keys: pl.DataFrame, *, concurrenc
     def keep(answer) -> None:
         row = answer_row(spec.name, answer, requests.pop(answer.call.key))
         committer.add(row)
-        if answer.errored and len(result.error_samples) < 3:
+        if answer.errored and len(result.error_samples) < 3 and row["reason"] not in result.error_samples:
             result.error_samples.append(row["reason"])
         on_answer(result.tally)
 
     try:
         ask_all(_calls(store, spec, keys, requests), api_key=api_key, concurrency=concurrency, on_answer=keep,
                 policy=policy, tally=result.tally)
+    except JudgeUnavailable as down:
+        result.down = str(down)
     except JudgeRefused as refused:
         result.refused = str(refused)
     finally:
