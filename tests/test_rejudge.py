@@ -7,6 +7,7 @@ The judge is tests/judge_server.py: a scripted OpenAI-compatible server on 127.0
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -654,3 +655,44 @@ def test_the_progress_bar_shows_calls_errors_retries_and_tokens_on_a_terminal(sa
         os.close(primary)
     text = shown.decode(errors="replace")
     assert "judge shown" in text and "/46" in text and " retries, " in text and " tokens" in text
+
+
+def test_replies_that_crashed_rejudge_are_judgements_or_judge_errors(sample):
+    """A lone surrogate in the reason, a body nested too deep to parse, a gzip header on a body that is
+    not gzip, a token count past 64 bits, a body past the size cap: each one call's answer or error."""
+    deep = b'{"choices": [{"message": {"content": "{}"}}], "usage": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    replies = [Reply(content='{"score": 0.5, "reason": "\\ud800 broken"}'), Reply(status=200, body=deep),
+               Reply(status=200, body=b"not gzip", headers={"content-encoding": "gzip"}),
+               Reply(content='{"score": 0.7, "reason": "big"}', usage={"prompt_tokens": 10**30}),
+               Reply(content='{"score": "Infinity", "reason": "odd"}')]
+
+    served = itertools.count(1)  # the first call (made alone) answers well; then each hostile reply in turn
+
+    def script(payload, n):
+        i = next(served)
+        return replies[(i - 2) % len(replies)] if i > 1 else GOOD
+
+    with JudgeServer(script) as server:
+        done = runner.invoke(app, ["rejudge", "-j", "hostile", "--judge-url", server.url, "--retries", "0",
+                                   "--run", BASELINE, "-w", sample.location])
+    assert "Traceback" not in done.output and done.exit_code in (0, 1), done.output
+    rows = sample.sql("SELECT reason, prompt_tokens, score FROM stg_judgements WHERE judge = 'hostile'")
+    assert rows.height == 14
+    assert any(r == "? broken" for r in rows["reason"]), rows["reason"].to_list()
+    assert rows["prompt_tokens"].max() is None or rows["prompt_tokens"].max() < 2**63
+    odd = sample.judges().filter(pl.col("judge") == "hostile")["odd_scores"][0]
+    assert odd >= 1
+
+
+def test_a_nan_score_recovered_from_the_journal_stays_nan(tmp_path):
+    import math
+    from datetime import UTC, datetime
+
+    from scorelake.transforms.judging import Journal, read_journal
+
+    journal = Journal(tmp_path)
+    journal.write({"judgement_id": "x", "score": float("nan"), "latency_ms": float("inf"), "reason": "r",
+                   "judged_at": datetime.now(UTC)})
+    (row,) = read_journal(journal.path)
+    assert math.isnan(row["score"]) and row["latency_ms"] == float("inf") and row["reason"] == "r"
+    assert "_special_floats" not in row

@@ -7,6 +7,8 @@ stats AS (
     SELECT judge,
            count(*) FILTER (WHERE askable) AS judged,
            count(*) FILTER (WHERE askable AND judge_error) AS errors,
+           -- scores upstream's float() took that are outside 0-1 or not finite (Infinity, NaN)
+           count(*) FILTER (WHERE NOT judge_error AND NOT (score BETWEEN 0 AND 1)) AS odd_scores,
            count(*) FILTER (WHERE source = 'asked') AS asked,
            count(*) FILTER (WHERE source = 'cache') AS from_cache,
            count(*) FILTER (WHERE source = 'copied') AS from_base,
@@ -32,6 +34,7 @@ SELECT j.judge,
        coalesce(s.judged, 0) / nullif(i.askable, 0) AS coverage,
        coalesce(s.errors, 0) AS errors,
        s.errors / nullif(s.judged, 0) AS error_rate,
+       coalesce(s.odd_scores, 0) AS odd_scores,
        coalesce(s.asked, 0) AS asked, coalesce(s.from_cache, 0) AS from_cache, coalesce(s.from_base, 0) AS from_base,
        coalesce(s.retries, 0) AS retries,
        s.prompt_tokens, s.completion_tokens, s.mean_latency_ms, j.created_at, s.last_judged_at, j.spec_json

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import math
 import os
 import secrets
 from datetime import datetime
 from pathlib import Path
 
 import orjson
+
+SPECIAL_FLOATS = "_special_floats"  # the keys of a journal row whose float is NaN or infinite, written as text
 
 
 def journal_folder(root: Path | None, location: str) -> Path:
@@ -36,7 +39,9 @@ class Journal:
         fcntl.flock(self._fd, fcntl.LOCK_EX)
 
     def write(self, row: dict) -> None:
-        os.write(self._fd, orjson.dumps(row) + b"\n")
+        # JSON has no NaN or Infinity (orjson writes null): a score that is one is kept as its name
+        special = {k: repr(v) for k, v in row.items() if isinstance(v, float) and not math.isfinite(v)}
+        os.write(self._fd, orjson.dumps({**row, **special, SPECIAL_FLOATS: sorted(special)}) + b"\n")
 
     def discard(self) -> None:
         """After its rows are committed."""
@@ -70,5 +75,7 @@ def read_journal(path: Path) -> list[dict]:
         except orjson.JSONDecodeError:
             continue  # the line a kill cut short
         row["judged_at"] = datetime.fromisoformat(row["judged_at"])
+        for key in row.pop(SPECIAL_FLOATS, ()):
+            row[key] = float(row[key])
         rows.append(row)
     return rows

@@ -22,11 +22,11 @@ def answer_row(judge: str, answer: Answer, request: Request) -> dict:
         "input_hash": input_hash, "request_key": request.key, "model": request.model, "url": request.url,
         "prompt_hash": text_hash(request.system_prompt), "params_json": json.dumps(request.params, sort_keys=True),
         "score": result["score"], "reason": _text(result.get("reason")), "errored": answer.errored,
-        "nl_verdicts_json": None if verdicts is None else json.dumps(verdicts, ensure_ascii=False),
+        "nl_verdicts_json": None if verdicts is None else _utf8(json.dumps(verdicts, ensure_ascii=False)),
         "nl_passed": result.get("nl_assertion_pass_count") if verdicts is not None else None,
         "nl_total": result.get("nl_assertion_total") if verdicts is not None else None,
-        "extra_json": json.dumps({k: v for k, v in result.items() if k not in ("score", "reason", *NL_KEYS)},
-                                 ensure_ascii=False, default=str),
+        "extra_json": _utf8(json.dumps({k: v for k, v in result.items() if k not in ("score", "reason", *NL_KEYS)},
+                                       ensure_ascii=False, default=str)),
         "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
         "latency_ms": answer.latency_ms, "attempts": answer.attempts, "source": "asked",
         "judged_at": answer.judged_at,
@@ -35,7 +35,13 @@ def answer_row(judge: str, answer: Answer, request: Request) -> dict:
 
 def _text(value: object) -> str | None:
     """Upstream passes the judge's reason through whatever its type; stored as text."""
-    return value if value is None or isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return None if value is None else _utf8(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
+def _utf8(text: str) -> str:
+    """``text`` as valid UTF-8 (a reply's JSON may escape a lone surrogate, which no table or journal
+    can hold): each such character replaced by "?"."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def with_judgements(scenarios: pl.LazyFrame, judged: pl.LazyFrame) -> pl.LazyFrame:
