@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison, JudgeComparison
 
 REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
+COST_SIDES = ("agent", "user", "judge")  # whose tokens cost what (run_latency's token columns)
 REVIEW_PICKS = ("errors", "disagree", "sample")  # what a review queue picks (review_queue.sql)
 # What ``Warehouse.sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
 READ_STATEMENTS = {"SELECT", "EXPLAIN"}
@@ -419,6 +420,47 @@ class Warehouse:
                                   retries=retries, backoff=backoff, progress=progress)
         result.converted, result.ran = converted and str(converted), ran.describe()
         return result
+
+    # ---- voice analytics --------------------------------------------------------------------------
+    def latency(self, runs: Sequence[str] | None = None, by: Literal["domain", "scenario"] = "domain") -> pl.DataFrame:
+        """The agent's response latency per run and domain (and the whole run, ``(all)``), or per
+        scenario slowest first: exchanges measured, mean, p50, p90, p95, p99 and max (the runner's
+        percentiles: the whole run's p50 and p95 are all_summary.txt's), the first response's latency,
+        interrupted agent turns and their rate. NULL where a source records no latency."""
+        if by not in ("domain", "scenario"):
+            raise InvalidArgument(f"latency by '{by}': choose domain or scenario")
+        with self.connection():
+            for run in runs or ():
+                self.run(run)
+            return self._query("latency" if by == "domain" else "latency_scenarios", runs=list(runs) if runs else None)
+
+    def turns(self, runs: Sequence[str] | str | None = None) -> pl.DataFrame:
+        """Every turn of many scenarios at once (of ``runs``, default all), in order: run, scenario,
+        domain, ordinal, role, text, timestamp, and an agent turn's response latency."""
+        runs = [runs] if isinstance(runs, str) else runs
+        with self.connection():
+            for run in runs or ():
+                self.run(run)
+            return self._query("run_turns", runs=list(runs) if runs else None)
+
+    def cost(self, prices: Mapping[str, tuple[float, float]], runs: Sequence[str] | None = None) -> pl.DataFrame:
+        """What the tokens of each run and domain cost, per side: ``prices`` maps ``agent``, ``user``
+        and ``judge`` (every judge scorelake asked) to (input, output) prices per million tokens; a
+        side without a price, or whose tokens the runs do not record, costs NULL."""
+        unknown = sorted(set(prices) - set(COST_SIDES))
+        if unknown:
+            raise InvalidArgument(f"--price for {', '.join(unknown)}: price {', '.join(COST_SIDES)}")
+        columns = []
+        for side in COST_SIDES:
+            price_in, price_out = prices.get(side, (None, None))
+            cost = ((pl.col(f"{side}_prompt_tokens") * price_in + pl.col(f"{side}_completion_tokens") * price_out) / 1e6
+                    if price_in is not None else pl.lit(None, pl.Float64))
+            columns.append(cost.alias(f"{side}_cost"))
+        with self.connection():
+            for run in runs or ():
+                self.run(run)
+            tokens = self._query("cost_tokens", runs=list(runs) if runs else None)
+        return tokens.with_columns(columns)
 
     # ---- people's verdicts ------------------------------------------------------------------------
     def review(self, run: str, scenario: str, signal: str, verdict: str | None = None, *, assertion: int | None = None,

@@ -6,13 +6,14 @@ code: each command imports what it uses. The commands are registered here, in th
 ``scorelake --help`` lists them.
 """
 
-from scorelake.cli import _compare, _evidence, _judges, _query, _review, _write
+from scorelake.cli import _compare, _evidence, _judges, _latency, _query, _review, _write
 from scorelake.cli._app import app
 
 COMMANDS = (
     (_query.sql, None), (_query.rates, None), (_query.summary, None), (_compare.compare_runs, "compare"),
     (_query.history, None), (_query.passk, None), (_query.report, None), (_query.check, None), (_query.log, None),
-    (_query.policies, None), (_evidence.show, None), (_evidence.view, None), (_judges.judges, None),
+    (_query.policies, None), (_latency.latency, None), (_latency.cost, None), (_evidence.show, None),
+    (_evidence.view, None), (_judges.judges, None),
     (_judges.compare_judges, "compare-judges"), (_write.ingest, None), (_write.rescore, None),
     (_judges.rejudge, None), (_review.review, None), (_review.reviews, None), (_write.compact, None),
     (_write.migrate, None), (_write.serve, None),

@@ -1,0 +1,99 @@
+"""Voice analytics: the response latency per run, domain and scenario with the runner's own
+percentiles (a whole run's p50 and p95 are its all_summary.txt's), interrupted agent turns, the
+turns of many scenarios at once, and the cost of each side's tokens."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.cli import app
+from tests.conftest import CONFORMANCE, conformance_sessions
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def wh(ingested) -> scorelake.Warehouse:
+    return scorelake.open(ingested[0].location)
+
+
+def overall(session: str) -> dict[str, float]:
+    """all_summary.txt's Overall Latency Statistics, as upstream printed them."""
+    text = (CONFORMANCE / session / "all_summary.txt").read_text()
+    block = text.split("Overall Latency Statistics:", 1)[1]
+    found = dict(re.findall(r"^  (Total Measurements|Mean|P50|P95|Min|Max): ([-\d.]+)", block, re.M))
+    return {k: float(v) for k, v in found.items()}
+
+
+@pytest.mark.parametrize("session", conformance_sessions())
+def test_a_whole_runs_latency_is_its_all_summarys(wh, session):
+    want = overall(session)
+    row = wh.latency([session]).filter(pl.col("domain") == "(all)").row(0, named=True)
+    if want.get("Total Measurements", 0) <= 0:
+        assert not row["exchanges"]
+        return
+    assert row["exchanges"] == want["Total Measurements"]
+    assert (round(row["mean_ms"], 1), round(row["p50_ms"], 1), round(row["p95_ms"], 1)) == (
+        want["Mean"], want["P50"], want["P95"])
+    assert round(row["max_ms"], 1) == want["Max"]
+
+
+def test_each_scenarios_percentiles_are_its_metrics(wh):
+    session = conformance_sessions()[0]
+    rows = {r["scenario_name"]: r for r in wh.latency([session], by="scenario").iter_rows(named=True)}
+    for metrics in json.loads((CONFORMANCE / session / "all_metrics.json").read_text()):
+        stats, row = metrics["latency_stats"], rows.get(metrics["scenario_name"])
+        if row is None or not stats["count"]:
+            continue
+        assert row["exchanges"] == stats["count"]
+        assert (row["p50_ms"], row["p95_ms"], row["max_ms"]) == pytest.approx(
+            (stats["p50_ms"], stats["p95_ms"], stats["max_ms"]))
+    slowest = [r["p95_ms"] for r in rows.values() if r["p95_ms"] is not None]
+    assert slowest == sorted(slowest, reverse=True)  # the slowest scenarios first
+
+
+def test_interrupted_agent_turns_are_counted(wh):
+    turns = wh.turns(conformance_sessions())
+    marked = turns.filter((pl.col("role") == "agent") & (pl.col("text") == "[INTERRUPTED]"))
+    assert marked.height > 0
+    by_run = wh.latency().filter(pl.col("domain") == "(all)")
+    assert by_run["interrupted"].sum() == marked.height
+    whole = wh.sql("SELECT interrupted, agent_turns, interrupted_rate FROM run_latency WHERE domain = '(all)' "
+                   "AND interrupted > 0 LIMIT 1").row(0, named=True)
+    assert whole["interrupted_rate"] == pytest.approx(whole["interrupted"] / whole["agent_turns"])
+
+
+def test_the_latency_and_cost_commands(wh):
+    done = runner.invoke(app, ["latency", "-w", wh.location, "--format", "json"])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.output)
+    assert {"run_id", "domain", "exchanges", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms",
+            "first_response_p50_ms", "interrupted"} <= set(rows[0])
+    table = runner.invoke(app, ["latency", "--by", "scenario", "-w", wh.location])
+    assert table.exit_code == 0 and "p95" in table.output
+    costs = wh.cost({"agent": (3.0, 15.0)})
+    whole = costs.filter(pl.col("domain") == "(all)").row(0, named=True)
+    assert whole["agent_cost"] == pytest.approx((whole["agent_prompt_tokens"] * 3 + whole["agent_completion_tokens"] * 15)
+                                                / 1e6)
+    assert whole["user_cost"] is None  # no price given: no cost, not zero
+    refused = runner.invoke(app, ["cost", "--price", "agent=abc", "-w", wh.location])
+    assert refused.exit_code == 2
+
+
+def test_a_source_that_records_no_latency_has_none(tmp_path):
+    from tests.hostile import tau2_document
+
+    path = tmp_path / "runs" / "tau2-sample.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(tau2_document()))
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(path.parent)
+    row = wh.latency().filter(pl.col("domain") == "(all)").row(0, named=True)
+    assert row["exchanges"] is None and row["p50_ms"] is None and row["mean_ms"] is None
+    assert row["interrupted"] is None and row["turns"] > 0  # what tau2 records: turns, durations
