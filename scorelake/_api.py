@@ -24,7 +24,7 @@ from scorelake.transforms.results import (
     RescoreResult,
     ReviewResult,
 )
-from scorelake.transforms.warehouse import Commit, QueryLimits, Store, fetch
+from scorelake.transforms.warehouse import Commit, QueryLimits, Store, fetch, sql_text
 
 if TYPE_CHECKING:
     import duckdb
@@ -526,10 +526,16 @@ class Warehouse:
             raise InvalidArgument("disagree: name the two judges whose verdicts differ (judges=[A, B])")
         with self.connection():
             policy_id = self._scoped(policy, run)
-            judge_a, judge_b = judges if pick == "disagree" else (None, None)
-            return self._query("review_queue", pick=pick, run=run, policy_id=policy_id, judge_a=judge_a,
-                               judge_b=judge_b, seed=int(seed), per_domain=max(int(per_domain), 1),
-                               limit=max(int(limit), 0))
+            params = {"run": run, "policy_id": policy_id, "limit": max(int(limit), 0)}
+            if pick == "disagree":
+                params.update(judge_a=judges[0], judge_b=judges[1])
+            if pick == "sample":
+                params.update(seed=int(seed), per_domain=max(int(per_domain), 1))
+            draw = "hash($seed, {0}.run_id, {0}.scenario_name)" if pick == "sample" else "{0}.run_id"
+            parts = {"picks": sql_text("queries", f"review_pick_{pick}.sql"), "draw_p": draw.format("p"),
+                     "draw_q": draw.format("q")}
+            with self.connection() as con:
+                return self._store.views.query(con, "review_queue", parts, **params)
 
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,

@@ -54,9 +54,10 @@ def test_the_python_examples_run_on_the_sample(sample_dir):
 
 def test_the_shell_examples_run_on_the_sample(sample_dir):
     shell = [b for b in blocks("bash") if b.lstrip().startswith("scorelake ")]
-    assert len(shell) == 3  # re-scoring, human review, then time travel
+    assert len(shell) == 4  # re-scoring, voice analytics, human review, then time travel
     run_shell("scorelake ingest", sample_dir)
-    rescored, reviewed, travelled = (run_shell(block, sample_dir) for block in shell)
+    rescored, analysed, reviewed, travelled = (run_shell(block, sample_dir) for block in shell)
+    assert "1358" in analysed.stdout and "4358" in analysed.stdout  # the sample's all_summary.txt p50 and p95
     assert "Overall Success Rate" in rescored.stdout
     assert "best threshold: 0.85" in reviewed.stdout and "recall" in reviewed.stdout
     assert "refused: no version that old" in travelled.stdout

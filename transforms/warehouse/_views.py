@@ -224,9 +224,14 @@ class Views:
             tmp.unlink(missing_ok=True)
             Path(f"{tmp}.wal").unlink(missing_ok=True)
 
-    def query(self, con: duckdb.DuckDBPyConnection, name: str, **params: object) -> pl.DataFrame:
-        """Run ``sql/queries/<name>.sql`` with named ``$parameters``."""
-        return fetch(con, sql_text("queries", f"{name}.sql"), params, self.limits.timeout_s)
+    def query(self, con: duckdb.DuckDBPyConnection, name: str, parts: dict[str, str] | None = None,
+              **params: object) -> pl.DataFrame:
+        """Run ``sql/queries/<name>.sql`` with named ``$parameters``, each ``{{ part }}`` of it replaced
+        by the text ``parts`` gives."""
+        text = sql_text("queries", f"{name}.sql")
+        for part, replacement in (parts or {}).items():
+            text = text.replace(f"{{{{ {part} }}}}", replacement)
+        return fetch(con, text, params, self.limits.timeout_s)
 
     @contextmanager
     def connect(self, as_of: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
