@@ -28,6 +28,7 @@ from scorelake.transforms.errors import (
 from scorelake.transforms.results import (
     CheckResult,
     Evidence,
+    GateResult,
     IngestResult,
     Refusal,
     Regrouped,
@@ -39,6 +40,6 @@ from scorelake.transforms.results import (
 
 __version__ = "0.1.0"
 
-__all__ = ["CheckResult", "Evidence", "IngestResult", "InvalidArgument", "Refusal", "Regrouped", "RejudgeResult",
+__all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "Refusal", "Regrouped", "RejudgeResult",
            "RescoreResult", "ReviewResult", "SessionReport", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",
            "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

@@ -19,6 +19,7 @@ from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
 from scorelake.transforms.results import (
     CheckResult,
     Evidence,
+    GateResult,
     IngestResult,
     RejudgeResult,
     RescoreResult,
@@ -197,15 +198,46 @@ class Warehouse:
             policy_id = self._scoped(policy, run)
             return self._query("judge_errors", policy_id=policy_id, run_id=run)
 
-    def compare(self, run_a: str, run_b: str, policy: str = RECORDED) -> Comparison:
-        """Run B against baseline A: per-domain deltas with intervals, flipped scenarios, McNemar."""
+    def compare(self, run_a: str, run_b: str, policy: str = RECORDED, *, alpha: float = 0.05,
+                all_scenarios: bool = False) -> Comparison:
+        """Run B against baseline A, like with like: the scenarios both ran with the same definition,
+        paired; per domain the rates with intervals, the delta with its interval, an exact McNemar
+        test labelling the change (improved, regressed, inconclusive, unchanged at ``alpha``) and the
+        smallest difference the pairs could detect; apart, the scenarios only in A or only in B, the
+        definitions that changed and whether the judge or the scoring flags differ. ``all_scenarios``:
+        each run's rates over all its scenarios, every scenario both have paired by name."""
         from scorelake.transforms.analysis import compare
 
+        if not 0 < alpha < 1:
+            raise InvalidArgument(f"--alpha: between 0 and 1 (got {alpha})")
         with self.connection():
             policy_id = self._scoped(policy, run_a, run_b)
-            rates = self._query("compare_rates", policy_id=policy_id, run_a=run_a, run_b=run_b)
-            flips = self._query("compare_flips", policy_id=policy_id, run_a=run_a, run_b=run_b)
-        return compare(rates, flips, run_a, run_b)
+            scope = dict(policy_id=policy_id, run_a=run_a, run_b=run_b)
+            pairs = self._query("compare_pairs", **scope)
+            lineage = self._query("compare_lineage", run_a=run_a, run_b=run_b)
+            rates = self._query("compare_rates", **scope) if all_scenarios else None
+        return compare(pairs, lineage, run_a, run_b, alpha, rates)
+
+    def gate(self, base: str, candidate: str, policy: str = RECORDED, *, alpha: float = 0.05, max_drop: float = 0.0,
+             domains: Sequence[str] = ()) -> GateResult:
+        """Whether ``candidate`` may replace ``base``: it fails when a domain (of ``domains``, default
+        every one) or the whole run regressed beyond the noise (McNemar at ``alpha`` on the scenarios
+        both ran with the same definition) by more than ``max_drop`` points."""
+        if max_drop < 0:
+            raise InvalidArgument(f"--max-drop: points, 0 or more (got {max_drop})")
+        comparison = self.compare(base, candidate, policy, alpha=alpha)
+        known = set(comparison.deltas["domain"])
+        unknown = sorted(set(domains) - known)
+        if unknown:
+            raise InvalidArgument(f"--domain {', '.join(unknown)}: not in both runs (domains: "
+                                  f"{', '.join(sorted(known - {'(all)'}))})")
+        watched = set(domains) or known
+        regressions = [r for r in comparison.deltas.iter_rows(named=True)
+                       if r["domain"] in watched | {"(all)"} and r["label"] == "regressed"
+                       and -(r["delta"] or 0) * 100 > max_drop]
+        broken = {d["domain"]: [n for n in comparison.broken if comparison.domains_of_flips.get(n) == d["domain"]]
+                  for d in regressions if d["domain"] != "(all)"}
+        return GateResult(not regressions, regressions, broken, comparison)
 
     def passk(self, group: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """pass^k per run group and domain, recomputed and claimed side by side."""

@@ -76,6 +76,10 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     Column("action_prediction_items", I64),
     Column("reference_json", Str),
     Column("prediction_json", Str),
+    # what decides the verdict besides the agent (lineage: a changed definition is not a regression)
+    Column("definition_hash", Str, doc="hash of the scenario's definition: every part below"),
+    Column("definition_json", Str, doc="each part's own hash: success_signals, expected_db_hash, "
+           "db_state_assertions, nl_assertions, initialization_actions, reference; tau2: evaluation_criteria"),
     # DB_STATE_MATCH
     Column("expected_db_hash", Str),
     Column("actual_db_hash", Str),

@@ -92,6 +92,20 @@ class ReviewResult:
 
 
 @dataclass
+class GateResult:
+    """Whether a candidate run may replace its base (``Warehouse.gate``)."""
+
+    passed: bool
+    regressions: list[dict]  # the deltas rows (domains, and (all)) that regressed beyond the noise and the limit
+    broken: dict[str, list[str]]  # per regressed domain, its scenarios that went from passed to failed
+    comparison: object  # the analysis.Comparison it rests on
+
+    def as_json(self) -> dict:
+        return {"passed": self.passed, "regressions": self.regressions, "broken": self.broken,
+                "comparison": self.comparison.as_json()}
+
+
+@dataclass
 class RefreshResult:
     """The scheduled job: what it ingested, then what it re-scored."""
 

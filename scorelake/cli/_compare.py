@@ -1,19 +1,55 @@
-"""compare: one run against another."""
+"""compare (one run against another, like with like) and gate (the same, as an exit code for CI)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
 import scorelake
-from scorelake.cli._app import command, emitted, interval, pct
+from scorelake.cli._app import command, emitted, err, interval, pct
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
+
+AlphaOpt = Annotated[float, typer.Option(help="Significance of the exact McNemar test that labels a change")]
+
+
+def _mdd(value: float | None) -> str:
+    return "" if value is None else f"{value * 100:.1f} pts"
+
+
+def _show(c, policy: str) -> None:
+    """A comparison as people read it: the table, the flips, what was not compared and why."""
+    from scorelake.transforms.analysis import delta_text
+
+    headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI", "change", "p", "detectable"]
+    cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
+              pct(r["passed_b"], r["total_b"]), interval(r["ci_low_b"], r["ci_high_b"]), *delta_text(r, ""),
+              r["label"] or "", "" if r["p_value"] is None else f"{r['p_value']:.3g}", _mdd(r["min_detectable"])]
+             for r in c.deltas.iter_rows(named=True)]
+    what = "like with like" if c.like_with_like else "every scenario (--all)"
+    show_grid(Grid(headers, cells, f"A {c.run_a} -> B {c.run_b} (composite success, policy {policy}, {what})",
+              right=set(headers[1:7]) | {"p", "detectable"}))
+    print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
+    print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
+    print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
+                  f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g} (alpha {c.alpha:g}; a change is "
+                  "'regressed' or 'improved' only beyond the noise; 'detectable': the smallest difference "
+                  "these pairs find with power 0.8)"))
+    for words, names in (("only in A", c.only_a), ("only in B", c.only_b)):
+        if names:
+            err().print(wrapped(f"not compared, {words} ({len(names)}): {', '.join(names)}"), highlight=False)
+    if c.changed_definitions:
+        changes = ", ".join(f"{d['scenario_name']} ({', '.join(d['changed']) or 'definition'})"
+                            for d in c.changed_definitions)
+        err().print(wrapped(f"not compared, definition changed ({len(c.changed_definitions)}): {changes}"
+                            + ("" if c.like_with_like else " [counted under --all]")), highlight=False)
+    for change in c.lineage_changes:
+        err().print(wrapped(f"scored differently: {change}"), highlight=False)
 
 
 @command
@@ -21,31 +57,59 @@ def compare_runs(
     run_a: Annotated[str, typer.Argument(help="The earlier run (baseline)")],
     run_b: Annotated[str, typer.Argument(help="The later run")],
     policy: PolicyOpt = RECORDED,
+    alpha: AlphaOpt = 0.05,
+    all_scenarios: Annotated[bool, typer.Option(
+        "--all", help="Every scenario of each run, changed definitions included (rates over each run's own)")] = False,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
-    """Compare two runs: per-domain deltas with 95% intervals, flipped scenarios, exact McNemar test.
+    """Compare two runs like with like (the scenarios both ran with the same definition, paired):
+    per-domain deltas with 95% intervals, each labelled improved / regressed / inconclusive /
+    unchanged by an exact McNemar test, flipped scenarios; what could not be compared, apart.
 
-    Example: scorelake compare eval_20260903_140200 eval_20260904_080000 --format csv
+    Example: scorelake compare eval_20260903_140200 eval_20260904_080000 --format json
     """
-    from scorelake.transforms.analysis import delta_text
-
-    c = scorelake.open(warehouse, as_of).compare(run_a, run_b, policy)
+    c = scorelake.open(warehouse, as_of).compare(run_a, run_b, policy, alpha=alpha, all_scenarios=all_scenarios)
     if fmt is Format.json:
         sys.stdout.write(json.dumps(c.as_json(), indent=2) + "\n")
         return
     if fmt is not Format.table or wide:
         emitted(c.as_table(), fmt, wide)
         return
-    headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI"]
-    cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
-              pct(r["passed_b"], r["total_b"]), interval(r["ci_low_b"], r["ci_high_b"]), *delta_text(r, "")]
-             for r in c.deltas.iter_rows(named=True)]
-    show_grid(Grid(headers, cells, f"A {run_a} -> B {run_b} (composite success, policy {policy})",
-              right=set(headers[1:])))
-    print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
-    print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
-    print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
-                  f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}"))
+    _show(c, policy)
+
+
+@command
+def gate(
+    base: Annotated[str, typer.Argument(help="The baseline run")],
+    candidate: Annotated[str, typer.Argument(help="The run that may replace it")],
+    policy: PolicyOpt = RECORDED,
+    alpha: AlphaOpt = 0.05,
+    max_drop: Annotated[float, typer.Option(help="Points a domain may drop, beyond the noise, and pass")] = 0.0,
+    domain: Annotated[Optional[list[str]], typer.Option(help="Only these domains (repeatable) [default: all]")] = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """For CI: exit 0 when no domain (and not the whole run) regressed beyond the noise by more than
+    --max-drop points, exit 3 when one did, naming the domains and the scenarios that broke (paired
+    as compare pairs them: the same scenario, the same definition). A single flipped scenario does
+    not fail the gate; a run compared with itself passes.
+
+    Example: scorelake gate eval_20260903_140200 eval_20260904_080000 --max-drop 2
+    """
+    result = scorelake.open(warehouse).gate(base, candidate, policy, alpha=alpha, max_drop=max_drop,
+                                            domains=domain or ())
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(result.as_json(), indent=2, default=str) + "\n")
+    elif fmt is Format.table:
+        _show(result.comparison, policy)
+    for r in result.regressions:
+        names = result.broken.get(r["domain"], [])
+        err().print(wrapped(f"[red]regressed[/] {r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
+                            + (f"; broken: {', '.join(names)}" if names else "")), highlight=False)
+    err().print("gate: " + ("passed" if result.passed else f"failed ({len(result.regressions)} regressions)"),
+                highlight=False)
+    if not result.passed:
+        raise typer.Exit(3)

@@ -187,9 +187,12 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
 
     def compare(request: Request, policy: str) -> str:
         a, b = request.query_params.get("a"), request.query_params.get("b")
-        if not a or not b:
-            raise scorelake.InvalidArgument("give two runs: /compare?a=RUN&b=RUN")
-        return pages.compare_page(a, b, wh.compare(a, b, policy), policy, token)
+        runs = wh.runs()["run_id"].to_list()
+        if not a or not b:  # pick them: the last two runs preselected
+            return ("<h1>Compare two runs</h1>"
+                    + pages.compare_picker(runs, a or (runs[-2:-1] or [None])[0], b or (runs[-1:] or [None])[0],
+                                           policy, token))
+        return pages.compare_page(a, b, wh.compare(a, b, policy), policy, token, runs)
 
     routes = [
         Route("/", guarded(runs)),

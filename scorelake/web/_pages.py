@@ -138,23 +138,51 @@ def scenario_page(explanation: Explanation, run: str, policy: str, token: str | 
     return f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}{review}'
 
 
-def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | None) -> str:
-    """Two runs side by side: per-domain composite rates and delta, the scenarios that flipped."""
+def _interval(low: float | None, high: float | None) -> str:
+    return "" if low is None else f"{low * 100:.1f}–{high * 100:.1f}"
+
+
+def compare_picker(runs: list[str], run_a: str | None, run_b: str | None, policy: str, token: str | None) -> str:
+    """Two run pickers: the baseline and the run compared with it."""
+    def options(chosen: str | None) -> str:
+        return "".join(f'<option value="{esc(r)}"{" selected" if r == chosen else ""}>{esc(r)}</option>' for r in runs)
+
+    hidden = (f'<input type="hidden" name="policy" value="{esc(policy)}">'
+              + (f'<input type="hidden" name="token" value="{esc(token)}">' if token else ""))
+    return (f'<form class="filters" method="get" action="/compare">{hidden}<label>A <select name="a" id="run-a">'
+            f'{options(run_a)}</select></label><label>B <select name="b" id="run-b">{options(run_b)}</select></label>'
+            '<button type="submit" id="compare">compare</button></form>')
+
+
+def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | None, runs: list[str]) -> str:
+    """Two runs side by side, like with like: per-domain composite rates with their intervals, the delta
+    with its interval and the change's label, the scenarios that flipped, and what was not compared."""
     rows = "".join(
         f"<tr><td>{esc(r['domain'])}</td><td class=num>{_pct(r['passed_a'], r['total_a'])}</td>"
-        f"<td class=num>{_pct(r['passed_b'], r['total_b'])}</td><td class=num>{_points(r['delta'])}</td></tr>"
+        f"<td class=num>{_interval(r['ci_low_a'], r['ci_high_a'])}</td>"
+        f"<td class=num>{_pct(r['passed_b'], r['total_b'])}</td><td class=num>{_interval(r['ci_low_b'], r['ci_high_b'])}</td>"
+        f"<td class=num>{_points(r['delta'])}</td><td class=num>{_interval(r['delta_ci_low'], r['delta_ci_high'])}</td>"
+        f'<td class="{esc(r["label"] or "")}">{esc(r["label"] or "")}</td></tr>'
         for r in comparison.deltas.iter_rows(named=True))
 
     def flips(names: list[str], run: str) -> str:
         return "".join(f'<li><a href="{link(f"/runs/{segment(run)}/scenarios/{segment(n)}", policy=policy, token=token)}">'
                        f"{esc(n)}</a></li>" for n in names) or "<li>none</li>"
 
+    apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(', '.join(names))}</li>" for words, names in (
+        ("only in A", comparison.only_a), ("only in B", comparison.only_b),
+        ("definition changed", [f"{d['scenario_name']} ({', '.join(d['changed'])})"
+                                for d in comparison.changed_definitions])) if names)
+    apart += "".join(f"<li>scored differently: {esc(change)}</li>" for change in comparison.lineage_changes)
     m = comparison.mcnemar
-    return (f"<h1>{esc(run_a)} → {esc(run_b)}</h1><table><tr><th>domain</th><th>A</th><th>B</th><th>delta</th></tr>"
-            f"{rows}</table><h2>Fixed (failed → passed): {len(comparison.fixed)}</h2><ul id=\"fixed\">"
+    return (f"{compare_picker(runs, run_a, run_b, policy, token)}<h1>{esc(run_a)} → {esc(run_b)}</h1>"
+            "<table id=\"deltas\"><tr><th>domain</th><th>A</th><th>A 95% CI</th><th>B</th><th>B 95% CI</th>"
+            f"<th>delta</th><th>delta 95% CI</th><th>change</th></tr>{rows}</table>"
+            f"<h2>Fixed (failed → passed): {len(comparison.fixed)}</h2><ul id=\"fixed\">"
             f"{flips(comparison.fixed, run_b)}</ul><h2>Broken (passed → failed): {len(comparison.broken)}</h2>"
             f"<ul id=\"broken\">{flips(comparison.broken, run_b)}</ul><p>Exact McNemar on {comparison.paired} paired "
-            f"scenarios: {m.broken} broken vs {m.fixed} fixed, p = {m.p_value:.4g}</p>")
+            f"scenarios: {m.broken} broken vs {m.fixed} fixed, p = {m.p_value:.4g}</p>"
+            + (f'<h2>Not compared</h2><ul id="apart">{apart}</ul>' if apart else ""))
 
 
 def _verdict_word(passed: bool | None) -> str:

@@ -17,6 +17,8 @@ SELECT
     s.task_id_claimed,
     s.trial,
     sc.success_signals,
+    s.definition_hash,  -- what the scenario was graded against (lineage): a changed one is not a regression
+    s.definition_json,
     s.stop_reason,
     s.total_turns,
     s.scenario_duration,

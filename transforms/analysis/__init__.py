@@ -1,7 +1,7 @@
 """Run-versus-run and judge-versus-judge comparison and the statistics behind them (exact McNemar,
 Newcombe intervals, Cohen's kappa, Krippendorff's alpha)."""
 
-from scorelake.transforms.analysis._compare import Comparison, compare, delta_text
+from scorelake.transforms.analysis._compare import Comparison, compare, delta_text, label
 from scorelake.transforms.analysis._judges import (
     HUMAN,
     JudgeComparison,
@@ -10,7 +10,12 @@ from scorelake.transforms.analysis._judges import (
     krippendorff_alpha,
     threshold_sweep,
 )
-from scorelake.transforms.analysis._stats import McNemar, mcnemar_exact, newcombe_interval
+from scorelake.transforms.analysis._stats import (
+    McNemar,
+    mcnemar_exact,
+    minimum_detectable_difference,
+    newcombe_interval,
+)
 
-__all__ = ["HUMAN", "Comparison", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
+__all__ = ["HUMAN", "Comparison", "label", "minimum_detectable_difference", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
            "mcnemar_exact", "newcombe_interval"]

@@ -1,31 +1,55 @@
-"""Comparing two runs: per-domain deltas with intervals, flipped scenarios, exact McNemar."""
+"""Comparing two runs like with like: the scenarios both ran with the same definition, paired; per
+domain the pass rates with intervals, the delta with its Newcombe interval, an exact McNemar test on
+the paired verdicts that labels the change (improved, regressed, inconclusive, unchanged, never
+regressed within the noise) and the smallest difference the pairs could detect; apart, what cannot
+be compared (scenarios only in one run, definitions that changed, another judge or other flags)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 
 import polars as pl
 
-from scorelake.transforms.analysis._stats import McNemar, mcnemar_exact, newcombe_interval
+from scorelake.transforms.analysis._stats import (
+    McNemar,
+    mcnemar_exact,
+    minimum_detectable_difference,
+    newcombe_interval,
+    wilson,
+)
+
+LABELS = ("improved", "regressed", "inconclusive", "unchanged")
 
 
 @dataclass(frozen=True)
 class Comparison:
     run_a: str
     run_b: str
-    deltas: pl.DataFrame  # domain, rate_a/ci, rate_b/ci, delta and its interval
+    # per domain and (all): passed/total/rate/interval of each run, delta and its interval, and on the
+    # pairs: pairs, broken, fixed, the McNemar p-value, the label and the minimum detectable difference
+    deltas: pl.DataFrame
     fixed: list[str]  # failed in A, passed in B
     broken: list[str]  # passed in A, failed in B
     domains_of_flips: dict[str, str]  # flipped scenario -> its domain
     paired: int
     mcnemar: McNemar
+    alpha: float = 0.05
+    only_a: list[str] = field(default_factory=list)  # scenarios run A has and run B has not
+    only_b: list[str] = field(default_factory=list)
+    changed_definitions: list[dict] = field(default_factory=list)  # scenario_name, changed (the parts)
+    lineage_changes: list[str] = field(default_factory=list)  # judge or scoring flags that differ, in words
+    like_with_like: bool = True  # False: every scenario of each run counted (--all)
 
     def as_json(self) -> dict:
         """The comparison as plain data (``--format json``)."""
-        return {"run_a": self.run_a, "run_b": self.run_b, "domains": self.deltas.to_dicts(), "fixed": self.fixed,
-                "broken": self.broken, "paired": self.paired,
+        return {"run_a": self.run_a, "run_b": self.run_b, "like_with_like": self.like_with_like,
+                "domains": self.deltas.to_dicts(), "fixed": self.fixed, "broken": self.broken,
+                "paired": self.paired, "alpha": self.alpha,
                 "mcnemar": {"broken": self.mcnemar.broken, "fixed": self.mcnemar.fixed,
-                            "p_value": self.mcnemar.p_value}}
+                            "p_value": self.mcnemar.p_value},
+                "only_a": self.only_a, "only_b": self.only_b, "changed_definitions": self.changed_definitions,
+                "lineage_changes": self.lineage_changes}
 
     def as_table(self) -> pl.DataFrame:
         """Everything in one table (for CSV): a row per domain with its rates, delta and the
@@ -35,11 +59,12 @@ class Comparison:
                               "flip": ["fixed"] * len(self.fixed) + ["broken"] * len(self.broken)},
                              schema={"scenario_name": pl.String, "flip": pl.String})
         domains = self.domains_of_flips
-        per_domain = (flips.with_columns(domain=pl.col("scenario_name").replace_strict(domains, default=None, return_dtype=pl.String))
+        per_domain = (flips.with_columns(domain=pl.col("scenario_name").replace_strict(domains, default=None,
+                                                                                       return_dtype=pl.String))
                       .group_by("domain").agg(fixed=pl.col("scenario_name").filter(pl.col("flip") == "fixed"),
                                               broken=pl.col("scenario_name").filter(pl.col("flip") == "broken")))
         whole = pl.col("domain") == "(all)"
-        return (self.deltas.join(per_domain, on="domain", how="left", maintain_order="left")
+        return (self.deltas.drop("broken", "fixed").join(per_domain, on="domain", how="left", maintain_order="left")
                 .with_columns(pl.when(whole).then(pl.lit(self.fixed)).otherwise(pl.col("fixed")).alias("fixed"),
                               pl.when(whole).then(pl.lit(self.broken)).otherwise(pl.col("broken")).alias("broken"))
                 .with_columns(pl.col("fixed", "broken").list.join(";").fill_null(""),
@@ -57,23 +82,110 @@ def delta_text(row: dict, missing: str) -> tuple[str, str]:
             f"[{row['delta_ci_low'] * 100:+.1f}, {row['delta_ci_high'] * 100:+.1f}]")
 
 
-def compare(rates: pl.DataFrame, flips: pl.DataFrame, run_a: str, run_b: str) -> Comparison:
-    """``rates``: queries/compare_rates.sql rows; ``flips``: queries/compare_flips.sql rows."""
+def label(broken: int, fixed: int, p_value: float, alpha: float) -> str:
+    """What the paired verdicts say of a change: regressed or improved only beyond the noise."""
+    if broken == fixed == 0:
+        return "unchanged"
+    if p_value < alpha:
+        return "regressed" if broken > fixed else "improved"
+    return "inconclusive"
+
+
+def _changed_parts(parts_a: str | None, parts_b: str | None) -> list[str]:
+    a, b = json.loads(parts_a or "{}"), json.loads(parts_b or "{}")
+    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+
+def _lineage(lineage: pl.DataFrame, run_a: str, run_b: str) -> list[str]:
+    """What scored the two runs differently besides their scenarios, in words."""
+    rows = {r["run_id"]: r for r in lineage.iter_rows(named=True)}
+    if run_a not in rows or run_b not in rows or run_a == run_b:
+        return []
+    a, b = rows[run_a], rows[run_b]
+    said = []
+    for key, words in (("judge_model", "judge model"), ("judge_prompts", "judge system prompt"),
+                       ("judge_enabled", "judge enabled"), ("judge_threshold", "judge threshold"),
+                       ("strict_match", "strict match"), ("min_agent_turns", "min agent turns")):
+        if a[key] != b[key]:
+            shown = (lambda v: f"{len(v)} prompt(s)" if isinstance(v, list) else str(v))  # noqa: E731
+            said.append(f"{words}: {shown(a[key])} in A, {shown(b[key])} in B")
+    return said
+
+
+def _domain_row(domain: str, group: pl.DataFrame, alpha: float) -> dict:
+    passed_a, passed_b, total = int(group["is_successful_a"].sum()), int(group["is_successful_b"].sum()), group.height
+    rate_a, low_a, high_a = wilson(passed_a, total)
+    rate_b, low_b, high_b = wilson(passed_b, total)
+    delta = low = high = None
+    if total:
+        delta = rate_b - rate_a
+        low, high = newcombe_interval(rate_a, low_a, high_a, rate_b, low_b, high_b)
+    broken = int((group["is_successful_a"] & ~group["is_successful_b"]).sum())
+    fixed = int((~group["is_successful_a"] & group["is_successful_b"]).sum())
+    test = mcnemar_exact(broken, fixed)
+    return {"domain": domain, "passed_a": passed_a, "total_a": total, "rate_a": rate_a, "ci_low_a": low_a,
+            "ci_high_a": high_a, "passed_b": passed_b, "total_b": total, "rate_b": rate_b, "ci_low_b": low_b,
+            "ci_high_b": high_b, "delta": delta, "delta_ci_low": low, "delta_ci_high": high, "pairs": total,
+            "broken": broken, "fixed": fixed, "p_value": test.p_value, "label": label(broken, fixed, test.p_value, alpha),
+            "min_detectable": minimum_detectable_difference(total, broken + fixed, alpha)}
+
+
+DELTA_SCHEMA = {"domain": pl.String, "passed_a": pl.Int64, "total_a": pl.Int64, "rate_a": pl.Float64,
+                "ci_low_a": pl.Float64, "ci_high_a": pl.Float64, "passed_b": pl.Int64, "total_b": pl.Int64,
+                "rate_b": pl.Float64, "ci_low_b": pl.Float64, "ci_high_b": pl.Float64, "delta": pl.Float64,
+                "delta_ci_low": pl.Float64, "delta_ci_high": pl.Float64, "pairs": pl.Int64, "broken": pl.Int64,
+                "fixed": pl.Int64, "p_value": pl.Float64, "label": pl.String, "min_detectable": pl.Float64}
+
+
+def compare(pairs: pl.DataFrame, lineage: pl.DataFrame, run_a: str, run_b: str, alpha: float = 0.05,
+            rates: pl.DataFrame | None = None) -> Comparison:
+    """``pairs``: queries/compare_pairs.sql rows; ``lineage``: queries/compare_lineage.sql rows. Like
+    with like unless ``rates`` (queries/compare_rates.sql rows, every scenario of each run: ``--all``)
+    are given: then every scenario both have is paired whatever its definition, and the rates are
+    each run's own."""
+    like = rates is None
+    both = pairs.filter(pl.col("in_a") & pl.col("in_b"))
+    changed = both.filter(pl.col("definition_a").is_not_null() & pl.col("definition_b").is_not_null()
+                          & (pl.col("definition_a") != pl.col("definition_b")))
+    paired = both.drop_nulls(["is_successful_a", "is_successful_b"])
+    if like:
+        paired = paired.join(changed.select("scenario_name"), on="scenario_name", how="anti")
+    rows = [_domain_row("(all)", paired, alpha)] if paired.height or like else []
+    for (domain,), group in sorted(paired.group_by("domain"), key=lambda g: g[0][0]):
+        rows.append(_domain_row(domain, group, alpha))
+    deltas = pl.DataFrame(rows, schema=DELTA_SCHEMA)
+    if not like:  # each run's own rates, every scenario counted; the tests on the pairs by name
+        deltas = _with_own_rates(deltas, rates, run_a, run_b)
+    deltas = pl.concat([deltas.filter(pl.col("domain") != "(all)"), deltas.filter(pl.col("domain") == "(all)")])
+    flips = paired.with_columns(flip=pl.when(~pl.col("is_successful_a") & pl.col("is_successful_b")).then(pl.lit("fixed"))
+                                .when(pl.col("is_successful_a") & ~pl.col("is_successful_b")).then(pl.lit("broken")))
+    fixed = flips.filter(pl.col("flip") == "fixed")["scenario_name"].to_list()
+    broken = flips.filter(pl.col("flip") == "broken")["scenario_name"].to_list()
+    flipped = flips.filter(pl.col("flip").is_not_null())
+    return Comparison(
+        run_a, run_b, deltas, fixed, broken, dict(zip(flipped["scenario_name"], flipped["domain"])), paired.height,
+        mcnemar_exact(len(broken), len(fixed)), alpha,
+        pairs.filter(pl.col("in_a") & ~pl.col("in_b"))["scenario_name"].to_list(),
+        pairs.filter(~pl.col("in_a") & pl.col("in_b"))["scenario_name"].to_list(),
+        [{"scenario_name": r["scenario_name"], "changed": _changed_parts(r["parts_a"], r["parts_b"])}
+         for r in changed.iter_rows(named=True)],
+        _lineage(lineage, run_a, run_b), like)
+
+
+def _with_own_rates(deltas: pl.DataFrame, rates: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame:
+    """``deltas`` with each run's own rates (all its scenarios) and the delta between them."""
     side = lambda run, tag: rates.filter(pl.col("run_id") == run).select(  # noqa: E731
         "domain", *(pl.col(c).alias(f"{c}_{tag}") for c in ("passed", "total", "rate", "ci_low", "ci_high")))
-    joined = side(run_a, "a").join(side(run_b, "b"), on="domain", how="full", coalesce=True, maintain_order="left")
+    own = side(run_a, "a").join(side(run_b, "b"), on="domain", how="full", coalesce=True, maintain_order="left")
     rows = []
-    for r in joined.iter_rows(named=True):
+    tests = {r["domain"]: r for r in deltas.iter_rows(named=True)}
+    for r in own.iter_rows(named=True):
         low = high = delta = None
         if r["rate_a"] is not None and r["rate_b"] is not None:
             delta = r["rate_b"] - r["rate_a"]
             low, high = newcombe_interval(r["rate_a"], r["ci_low_a"], r["ci_high_a"],
                                           r["rate_b"], r["ci_low_b"], r["ci_high_b"])
-        rows.append({**r, "delta": delta, "delta_ci_low": low, "delta_ci_high": high})
-    deltas = pl.DataFrame(rows, schema={**joined.schema, "delta": pl.Float64, "delta_ci_low": pl.Float64,
-                                        "delta_ci_high": pl.Float64})
-    fixed = flips.filter(pl.col("flip") == "fixed")["scenario_name"].to_list()
-    broken = flips.filter(pl.col("flip") == "broken")["scenario_name"].to_list()
-    flipped = flips.filter(pl.col("flip").is_not_null())
-    return Comparison(run_a, run_b, deltas, fixed, broken, dict(zip(flipped["scenario_name"], flipped["domain"])),
-                      flips.height, mcnemar_exact(len(broken), len(fixed)))
+        test = tests.get(r["domain"], {})
+        rows.append({**r, "delta": delta, "delta_ci_low": low, "delta_ci_high": high,
+                     **{k: test.get(k) for k in ("pairs", "broken", "fixed", "p_value", "label", "min_detectable")}})
+    return pl.DataFrame(rows, schema=DELTA_SCHEMA)

@@ -30,3 +30,57 @@ def newcombe_interval(p1: float, low1: float, high1: float, p2: float, low2: flo
     delta = p2 - p1
     return (delta - math.sqrt((p2 - low2) ** 2 + (high1 - p1) ** 2),
             delta + math.sqrt((high2 - p2) ** 2 + (p1 - low1) ** 2))
+
+
+Z95 = 1.959963984540054
+
+
+def wilson(passed: int, total: int) -> tuple[float | None, float | None, float | None]:
+    """A rate and its 95% Wilson interval (None without a denominator), as sql/macros/wilson.sql."""
+    if not total:
+        return None, None, None
+    p, z = passed / total, Z95
+    centre, half = p + z * z / (2 * total), z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
+    return p, (centre - half) / (1 + z * z / total), (centre + half) / (1 + z * z / total)
+
+
+def _normal_quantile(q: float) -> float:
+    """The standard normal quantile (Acklam's rational approximation: 1e-9 relative error)."""
+    a = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+         -3.066479806614716e+01, 2.506628277459239e+00)
+    b = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+         -1.328068155288572e+01)
+    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+         4.374664141464968e+00, 2.938163982698783e+00)
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
+    if q < 0.02425:
+        t = math.sqrt(-2 * math.log(q))
+        return (((((c[0] * t + c[1]) * t + c[2]) * t + c[3]) * t + c[4]) * t + c[5]) / \
+            ((((d[0] * t + d[1]) * t + d[2]) * t + d[3]) * t + 1)
+    if q > 1 - 0.02425:
+        return -_normal_quantile(1 - q)
+    t = q - 0.5
+    r = t * t
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * t / \
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+
+
+def minimum_detectable_difference(pairs: int, discordant: int, alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """The smallest difference between two paired pass rates a McNemar test on ``pairs`` pairs finds
+    with ``power`` at ``alpha`` (Connor's sample size, solved for the difference), taking the observed
+    share of discordant pairs (at least one pair's worth); None without pairs."""
+    if pairs <= 0:
+        return None
+    share = max(discordant, 1) / pairs
+    z_a, z_b = _normal_quantile(1 - alpha / 2), _normal_quantile(power)
+
+    def needed(difference: float) -> float:
+        return (z_a * math.sqrt(share) + z_b * math.sqrt(max(share - difference ** 2, 0.0))) ** 2 / difference ** 2
+
+    if needed(share) > pairs:  # not even the largest difference the discordance allows
+        return None
+    low, high = 0.0, share
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if needed(mid) > pairs else (low, mid)
+    return high

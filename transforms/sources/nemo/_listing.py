@@ -24,8 +24,9 @@ SCENARIO_INPUTS = (
     "bot_logs_user/llm_context.json",
 )
 # Part of a session's fingerprint: a reader that extracts more from the same files re-reads sessions
-# an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input).
-NEMO_READER_VERSION = "3"
+# an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input;
+# 4: the definition's lineage).
+NEMO_READER_VERSION = "4"
 
 METRICS_AT = SCENARIO_INPUTS.index("metrics.json")
 

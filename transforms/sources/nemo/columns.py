@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from scorelake.transforms.sources._lineage import definition_hash, part_hash
+
 # Raw files of a scenario directory that columns read from (run-format.md §1).
 SCENARIO_FILES = {
     "metrics": "metrics.json",
@@ -85,6 +87,21 @@ def _walk(node: Any, path: tuple[str, ...]) -> Any:
     return node
 
 
+# The parts of metadata.json that decide a verdict besides the agent (and the reference answer).
+DEFINITION_KEYS = ("success_signals", "expected_db_hash", "db_state_assertions", "nl_assertions",
+                   "initialization_actions")
+
+
+def definition_parts(source: Any) -> dict[str, str]:
+    """Each part of a voice-agent scenario's definition that it has, hashed: what a comparison names
+    when a definition changed."""
+    metadata = source.docs.get("metadata") or {}
+    parts = {key: part_hash(metadata[key]) for key in DEFINITION_KEYS if metadata.get(key) is not None}
+    if source.reference is not MISSING:
+        parts["reference"] = part_hash(source.reference)
+    return parts
+
+
 def json_text(value: Any) -> str | None:
     return None if value is MISSING else json.dumps(value, ensure_ascii=False)
 
@@ -140,6 +157,8 @@ NEMO_COLUMNS: dict[str, ColumnSource] = {
     "action_prediction_items": optional(Derived(lambda s: s.action.prediction_items if s.action else None)),
     "reference_json": optional(Derived(lambda s: json_text(s.reference))),
     "prediction_json": optional(Derived(lambda s: json_text(s.prediction))),
+    "definition_hash": required(Derived(lambda s: definition_hash(definition_parts(s)))),
+    "definition_json": required(Derived(lambda s: json.dumps(definition_parts(s), sort_keys=True))),
     # DB_STATE_MATCH
     "expected_db_hash": optional(From("metadata", "expected_db_hash"), From("metrics", "db_state_expected_hash")),
     "actual_db_hash": optional(From("db_hash", "db_hash"), From("metrics", "db_state_actual_hash")),

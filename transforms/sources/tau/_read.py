@@ -21,6 +21,7 @@ from scorelake.transforms.columns import SCHEMAS, frame
 from scorelake.transforms.scoring import Signal
 from scorelake.transforms.sources._evidence import message_turn_rows, tool_call_rows
 from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
+from scorelake.transforms.sources._lineage import definition_columns, part_hash
 from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.tau._raw import Tau2Header, Tau2Simulation, TauBenchRecord
 
@@ -152,6 +153,7 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
         duration_seconds=sim.duration, stop_reason=sim.termination_reason,
         agent_n_calls=sum(1 for m in sim.messages if m.get("role") == "assistant"),
         claimed_reward=info.reward if info else None, claimed_success=is_success(info.reward if info else None),
+        **definition_columns({"evaluation_criteria": part_hash(_criteria(task))} if task else {}),
     )
     verdicts: list[dict] = []
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}

@@ -12,8 +12,9 @@ from scorelake.transforms.sources._session import Session, stat_token
 from scorelake.transforms.sources.tau._read import read_tau2, read_tau_bench
 
 # Part of a file's fingerprint: a reader that extracts more from the same file re-reads files an
-# older one ingested (2: COMMUNICATE, reward basis, recovered task ids; 3: evidence: turns, tool calls).
-READER_VERSION = "3"
+# older one ingested (2: COMMUNICATE, reward basis, recovered task ids; 3: evidence: turns, tool calls;
+# 4: the definition's lineage).
+READER_VERSION = "4"
 
 
 def sniff(path: Path) -> str | None:

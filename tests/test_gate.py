@@ -1,0 +1,110 @@
+"""Regressions you can trust: compare pairs like with like (a scenario whose definition changed is
+listed apart, not counted as broken), labels each domain's change by an exact McNemar test, and
+`scorelake gate` gives CI an exit code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.cli import app
+from scorelake.transforms.analysis import label, minimum_detectable_difference
+from tests.conftest import CONFORMANCE
+
+runner = CliRunner()
+MIXED, COPY = "eval_20260902_091500", "eval_20260902_101500"
+EDITED = ("restaurant__pizza_veggie_combo", "restaurant__deli_italian_sub_lunch", "restaurant__burger_classic")
+
+
+@pytest.fixture
+def copies(tmp_path) -> scorelake.Warehouse:
+    """A session and a copy of it in which three restaurant reference answers were edited (the
+    scenarios changed, not the agent) and every other passing scenario broken: its end state (the
+    final DB hash) where DB_STATE_MATCH gates it, else its clean exit (it timed out)."""
+    runs = tmp_path / "runs"
+    shutil.copytree(CONFORMANCE / MIXED, runs / MIXED)
+    shutil.copytree(CONFORMANCE / MIXED, runs / COPY)
+    for path in (runs / COPY).rglob("*"):
+        path.chmod(path.stat().st_mode | 0o200)
+    for name in EDITED:
+        reference = runs / COPY / name / "scenario_config" / "reference_answer.json"
+        reference.write_text(json.dumps({"edited": True, "was": json.loads(reference.read_text())}))
+    broken = []
+    for metrics in json.loads((CONFORMANCE / MIXED / "all_metrics.json").read_text()):
+        name = metrics["scenario_name"]
+        if metrics.get("is_successful") is not True or name in EDITED:
+            continue
+        if metrics.get("db_state_match") is True:
+            (runs / COPY / name / "final_scenario_db_hash.txt").write_text("db_hash: " + "0" * 64)
+        else:
+            path = runs / COPY / name / "metrics.json"
+            path.write_text(json.dumps({**json.loads(path.read_text()), "stop_reason": "[TIMEOUT]"}))
+        broken.append(name)
+    assert len(broken) >= 6
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(runs)
+    return wh
+
+
+def test_a_changed_definition_is_listed_apart_and_the_broken_end_states_are_significant(copies):
+    c = copies.compare(MIXED, COPY)
+    assert sorted(d["scenario_name"] for d in c.changed_definitions) == sorted(EDITED)
+    assert all(d["changed"] == ["reference"] for d in c.changed_definitions)
+    assert not set(EDITED) & set(c.broken) and not set(EDITED) & set(c.fixed)
+    whole = c.deltas.filter(c.deltas["domain"] == "(all)").row(0, named=True)
+    assert whole["label"] == "regressed" and whole["p_value"] < 0.05 and whole["pairs"] == c.paired
+    assert (c.paired, len(c.broken), len(c.fixed)) == (34 - len(EDITED), 11, 0)  # every scenario with a verdict
+    assert c.only_a == [] and c.only_b == [] and c.lineage_changes == []
+    everything = copies.compare(MIXED, COPY, all_scenarios=True)
+    assert not everything.like_with_like and everything.paired == c.paired + len(EDITED)
+    done = runner.invoke(app, ["compare", MIXED, COPY, "-w", copies.location, "--format", "json"])
+    doc = json.loads(done.stdout)
+    assert {d["scenario_name"] for d in doc["changed_definitions"]} == set(EDITED)
+    assert doc["only_a"] == [] and doc["only_b"] == []
+
+
+def test_the_gate_fails_a_significant_regression_with_exit_3_and_names_what_broke(copies):
+    done = runner.invoke(app, ["gate", MIXED, COPY, "-w", copies.location])
+    assert done.exit_code == 3, done.output
+    assert "regressed (all)" in done.output and "gate: failed" in done.output
+    result = copies.gate(MIXED, COPY)
+    assert not result.passed and {r["domain"] for r in result.regressions} >= {"(all)"}
+    loose = copies.gate(MIXED, COPY, max_drop=99)  # a drop within the limit passes
+    assert loose.passed
+    assert runner.invoke(app, ["gate", MIXED, MIXED, "-w", copies.location]).exit_code == 0  # itself passes
+    assert runner.invoke(app, ["gate", COPY, MIXED, "-w", copies.location]).exit_code == 0  # an improvement
+    bad = runner.invoke(app, ["gate", MIXED, COPY, "--domain", "nope", "-w", copies.location])
+    assert bad.exit_code == 2
+
+
+def test_runs_with_disjoint_scenarios_pair_nothing_and_pass_the_gate(tmp_path):
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest([CONFORMANCE / MIXED, CONFORMANCE / "eval_20260904_080000"])
+    c = wh.compare(MIXED, "eval_20260904_080000")
+    assert (c.paired, len(c.only_a), len(c.only_b)) == (6, 28, 8)  # the few both ran are the ones compared
+    assert wh.gate(MIXED, "eval_20260904_080000").passed
+
+
+def test_labels_never_call_noise_a_regression():
+    assert label(0, 0, 1.0, 0.05) == "unchanged"
+    assert label(1, 0, 1.0, 0.05) == "inconclusive"  # a single flipped scenario
+    assert label(6, 0, 0.03125, 0.05) == "regressed" and label(0, 6, 0.03125, 0.05) == "improved"
+    # 100 pairs, 20 discordant: a McNemar test at 0.05 with power 0.8 finds about 12 points
+    assert minimum_detectable_difference(100, 20) == pytest.approx(0.1238, abs=1e-3)
+    assert minimum_detectable_difference(14, 2) is None  # too few pairs to find any difference
+
+
+def test_the_viewers_compare_page_picks_runs_and_shows_intervals_labels_and_what_was_not_compared(copies):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    client = TestClient(make_app(copies))
+    picker = client.get("/compare")
+    assert picker.status_code == 200 and 'id="run-a"' in picker.text and 'id="run-b"' in picker.text
+    page = client.get(f"/compare?a={MIXED}&b={COPY}").text
+    assert "A 95% CI" in page and "regressed" in page and "definition changed (3)" in page
