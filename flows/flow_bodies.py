@@ -33,13 +33,17 @@ from scorelake.transforms.pipeline import (
     commit_ingested,
     commit_judgements,
     commit_orphaned_journals,
+    comparison,
     forget_judge,
+    gate,
     group_runs,
     ingest_session,
     judge_batch,
+    notify,
     plan_ingest,
     plan_rejudge,
     prepare_for_writing,
+    previous_runs,
     record_refusals,
     rescore,
     save_judge,
@@ -50,7 +54,14 @@ from scorelake.transforms.pipeline import (
 from scorelake.transforms.pipeline import (
     migrate as convert_legacy,
 )
-from scorelake.transforms.results import IngestResult, Refusal, Regrouped, RejudgeResult, RescoreResult
+from scorelake.transforms.results import (
+    GateResult,
+    IngestResult,
+    Refusal,
+    Regrouped,
+    RejudgeResult,
+    RescoreResult,
+)
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
 from scorelake.transforms.warehouse import Store
@@ -319,6 +330,22 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
     return RejudgeResult(store.location, spec.name, spec.describe(), plan.scope, plan.judged_already, dict(sources),
                          total.done, total.errors, total.retries, total.tokens, recovered, samples,
                          unanswered=total.unanswered, odd_scores=total.odd_scores)
+
+
+def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = None,
+                  max_drop: float = 0.0) -> list[GateResult]:
+    """Gate each of ``run_ids`` on the run before it in its group (under the recorded policy); a
+    regression is POSTed to ``notify_url`` (a Slack-compatible incoming webhook) when one is given."""
+    store = Store(warehouse)
+    pairs = previous_runs(store, run_ids)
+    if not pairs:
+        return []
+    with store.views.connect() as con:
+        results = [gate(comparison(store, con, base, candidate, Policy().id), max_drop) for base, candidate in pairs]
+    for result in results:
+        if not result.passed and notify_url:
+            notify(notify_url, result)
+    return results
 
 
 def run_in_process(flow: str, task_runner: str = "threads", **args):

@@ -26,7 +26,7 @@ from scorelake.flows.flow_bodies import (
 )
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import RetryPolicy
-from scorelake.transforms.pipeline import BatchResult, IngestedRun
+from scorelake.transforms.pipeline import BatchResult, IngestedRun, gate_summary
 from scorelake.transforms.results import IngestResult, RefreshResult, RejudgeResult, RescoreResult
 
 TASK_RUNNERS = ("threads", "processes", "dask")
@@ -119,10 +119,33 @@ def rejudge_flow(warehouse: str, spec_json: str, run_ids: list[str] | None = Non
                                api_key_env, retries, backoff)
 
 
+@task(name="gate-new-runs", cache_policy=NO_CACHE)
+def gate_task(warehouse: str, run_ids: list[str], notify_url: str | None, max_drop: float) -> list:
+    from prefect.artifacts import create_markdown_artifact
+
+    results = flow_bodies.gate_new_runs(warehouse, run_ids, notify_url, max_drop)
+    for result in results:
+        create_markdown_artifact(markdown=gate_summary(result), key=f"gate-{_artifact_key(result.comparison.run_b)}",
+                                 description="scorelake gate of a new run against the run before it in its group")
+        if not result.passed:
+            get_run_logger().warning(gate_summary(result))
+    return results
+
+
+def _artifact_key(run_id: str) -> str:
+    """A Prefect artifact key (lowercase letters, digits and dashes) for a run id."""
+    return "".join(c if c.isalnum() else "-" for c in run_id.lower()).strip("-")[:80] or "run"
+
+
 @flow(name="scorelake-refresh")
-def refresh_flow(runs_dirs: list[str], warehouse: str | None = None) -> RefreshResult:
-    """The scheduled job: ingest what is new, then re-score every stored policy."""
-    return RefreshResult(ingest_flow(runs_dirs=runs_dirs, warehouse=warehouse), rescore_flow(warehouse=warehouse))
+def refresh_flow(runs_dirs: list[str], warehouse: str | None = None, notify_url: str | None = None,
+                 max_drop: float = 0.0) -> RefreshResult:
+    """The scheduled job: ingest what is new, re-score every stored policy, then gate each new run on
+    the run before it in its group (a Prefect artifact each; a regression POSTed to ``notify_url``)."""
+    ingested = ingest_flow(runs_dirs=runs_dirs, warehouse=warehouse)
+    rescored = rescore_flow(warehouse=warehouse)
+    gates = gate_task(ingested.warehouse, [r.run_id for r in ingested.ingested if r.scenarios], notify_url, max_drop)
+    return RefreshResult(ingested, rescored, gates)
 
 
 FLOWS = {"ingest": ingest_flow, "rescore": rescore_flow, "rejudge": rejudge_flow}
@@ -135,9 +158,10 @@ def run_flow(flow: str, task_runner: str = "threads", dask_address: str | None =
     return FLOWS[flow](**args)
 
 
-def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None) -> None:
+def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None,
+          notify_url: str | None = None, max_drop: float = 0.0) -> None:
     """Serve the deployment ``scorelake-refresh/<name>`` on its schedule, in this process, until stopped."""
     from prefect import serve as prefect_serve
 
-    prefect_serve(refresh_flow.to_deployment(name=name, cron=cron, interval=interval,
-                                             parameters={"runs_dirs": runs_dirs, "warehouse": warehouse}))
+    prefect_serve(refresh_flow.to_deployment(name=name, cron=cron, interval=interval, parameters={
+        "runs_dirs": runs_dirs, "warehouse": warehouse, "notify_url": notify_url, "max_drop": max_drop}))

@@ -206,38 +206,19 @@ class Warehouse:
         smallest difference the pairs could detect; apart, the scenarios only in A or only in B, the
         definitions that changed and whether the judge or the scoring flags differ. ``all_scenarios``:
         each run's rates over all its scenarios, every scenario both have paired by name."""
-        from scorelake.transforms.analysis import compare
+        from scorelake.transforms.pipeline import comparison
 
-        if not 0 < alpha < 1:
-            raise InvalidArgument(f"--alpha: between 0 and 1 (got {alpha})")
-        with self.connection():
-            policy_id = self._scoped(policy, run_a, run_b)
-            scope = dict(policy_id=policy_id, run_a=run_a, run_b=run_b)
-            pairs = self._query("compare_pairs", **scope)
-            lineage = self._query("compare_lineage", run_a=run_a, run_b=run_b)
-            rates = self._query("compare_rates", **scope) if all_scenarios else None
-        return compare(pairs, lineage, run_a, run_b, alpha, rates)
+        with self.connection() as con:
+            return comparison(self._store, con, run_a, run_b, self._scoped(policy, run_a, run_b), alpha, all_scenarios)
 
     def gate(self, base: str, candidate: str, policy: str = RECORDED, *, alpha: float = 0.05, max_drop: float = 0.0,
              domains: Sequence[str] = ()) -> GateResult:
         """Whether ``candidate`` may replace ``base``: it fails when a domain (of ``domains``, default
         every one) or the whole run regressed beyond the noise (McNemar at ``alpha`` on the scenarios
         both ran with the same definition) by more than ``max_drop`` points."""
-        if max_drop < 0:
-            raise InvalidArgument(f"--max-drop: points, 0 or more (got {max_drop})")
-        comparison = self.compare(base, candidate, policy, alpha=alpha)
-        known = set(comparison.deltas["domain"])
-        unknown = sorted(set(domains) - known)
-        if unknown:
-            raise InvalidArgument(f"--domain {', '.join(unknown)}: not in both runs (domains: "
-                                  f"{', '.join(sorted(known - {'(all)'}))})")
-        watched = set(domains) or known
-        regressions = [r for r in comparison.deltas.iter_rows(named=True)
-                       if r["domain"] in watched | {"(all)"} and r["label"] == "regressed"
-                       and -(r["delta"] or 0) * 100 > max_drop]
-        broken = {d["domain"]: [n for n in comparison.broken if comparison.domains_of_flips.get(n) == d["domain"]]
-                  for d in regressions if d["domain"] != "(all)"}
-        return GateResult(not regressions, regressions, broken, comparison)
+        from scorelake.transforms.pipeline import gate
+
+        return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains)
 
     def passk(self, group: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """pass^k per run group and domain, recomputed and claimed side by side."""
@@ -616,16 +597,22 @@ class Warehouse:
         flow_bodies.compact(self._store)
 
     def serve(self, runs_dirs: Sequence[str | Path], *, cron: str | None = None, interval: float | None = None,
-              name: str = "scheduled", verbose: bool = False, say: Callable[[str], None] = _say_nothing) -> None:
+              name: str = "scheduled", notify_url: str | None = None, max_drop: float = 0.0, verbose: bool = False,
+              say: Callable[[str], None] = _say_nothing) -> None:
         """Serve the Prefect deployment ``scorelake-refresh/<name>``: on the schedule (``cron`` or
-        ``interval`` seconds, exactly one), ingest what is new under ``runs_dirs`` and re-score every
-        stored policy. Needs a running Prefect server (``PREFECT_API_URL``); runs until stopped."""
+        ``interval`` seconds, exactly one), ingest what is new under ``runs_dirs``, re-score every
+        stored policy, and gate each new run on the run before it in its group (a Prefect artifact;
+        a regression beyond ``max_drop`` points POSTed to ``notify_url``, a Slack-compatible
+        incoming webhook). Needs a running Prefect server (``PREFECT_API_URL``); runs until stopped."""
         from scorelake.flows import runtime
 
         self._writable()
         if (cron is None) == (interval is None):
             raise InvalidArgument("give exactly one of --cron or --interval")
-        runtime.serve([str(Path(p).resolve()) for p in runs_dirs], self.location, name, cron, interval, verbose, say)
+        if notify_url is not None and not notify_url.startswith(("http://", "https://")):
+            raise InvalidArgument(f"--notify-url: an http:// or https:// URL (got '{notify_url}')")
+        runtime.serve([str(Path(p).resolve()) for p in runs_dirs], self.location, name, cron, interval, verbose, say,
+                      notify_url, max_drop)
 
 
 def _require_answering(address: str, timeout_s: float = 5.0) -> None:

@@ -108,3 +108,47 @@ def test_the_viewers_compare_page_picks_runs_and_shows_intervals_labels_and_what
     assert picker.status_code == 200 and 'id="run-a"' in picker.text and 'id="run-b"' in picker.text
     page = client.get(f"/compare?a={MIXED}&b={COPY}").text
     assert "A 95% CI" in page and "regressed" in page and "definition changed (3)" in page
+
+
+@pytest.mark.slow
+def test_the_scheduled_refresh_gates_each_new_run_and_posts_a_regression_to_the_webhook(prefect_server, tmp_path):
+    """The refresh flow, run through the suite's Prefect server: a new run that regressed against the
+    run before it in its group is POSTed, as JSON, to a local Slack-compatible webhook."""
+    import http.server
+    import threading
+
+    from scorelake.flows.prefect_flows import refresh_flow
+
+    heard: list[dict] = []
+
+    class Webhook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            heard.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Webhook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = tmp_path / "base"
+        shutil.copytree(CONFORMANCE / MIXED, base / MIXED)
+        warehouse = str(tmp_path / "wh")
+        scorelake.open(warehouse).ingest(base)
+        new = tmp_path / "new"  # a new session of the same group arrives: every passing scenario timed out
+        shutil.copytree(CONFORMANCE / MIXED, new / COPY)
+        for path in (new / COPY).rglob("metrics.json"):
+            path.chmod(0o644)
+            doc = json.loads(path.read_text())
+            if doc.get("is_successful") is True:
+                path.write_text(json.dumps({**doc, "stop_reason": "[TIMEOUT]"}))
+        result = refresh_flow(runs_dirs=[str(new)], warehouse=warehouse,
+                              notify_url=f"http://127.0.0.1:{server.server_port}/")
+    finally:
+        server.shutdown()
+    (gated,) = result.gates
+    assert not gated.passed and (gated.comparison.run_a, gated.comparison.run_b) == (MIXED, COPY)
+    assert len(heard) == 1 and "REGRESSED" in heard[0]["text"] and heard[0]["gate"]["passed"] is False

@@ -107,10 +107,11 @@ class GateResult:
 
 @dataclass
 class RefreshResult:
-    """The scheduled job: what it ingested, then what it re-scored."""
+    """The scheduled job: what it ingested, what it re-scored, and each new run's gate."""
 
     ingest: IngestResult
     rescore: RescoreResult
+    gates: list[GateResult] = field(default_factory=list)
 
 
 @dataclass

@@ -142,11 +142,16 @@ def serve(
     cron: Annotated[Optional[str], typer.Option(help="Cron schedule, e.g. '0 * * * *'")] = None,
     interval: Annotated[Optional[float], typer.Option(help="Seconds between runs")] = None,
     name: Annotated[str, typer.Option(help="Deployment name")] = "scheduled",
+    notify_url: Annotated[Optional[str], typer.Option(
+        help="A Slack-compatible incoming webhook that hears of a new run that regressed")] = None,
+    max_drop: Annotated[float, typer.Option(help="Points a domain may drop, beyond the noise, unreported")] = 0.0,
     warehouse: WarehouseOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Serve a Prefect deployment that ingests new runs and re-scores every stored policy on a schedule.
+    """Serve a Prefect deployment that ingests new runs, re-scores every stored policy and gates each
+    new run on the run before it in its group, on a schedule.
 
     Example: scorelake serve /data/eval_results --cron '*/30 * * * *'
     """
-    scorelake.open(warehouse).serve(runs_dirs, cron=cron, interval=interval, name=name, verbose=verbose, say=say)
+    scorelake.open(warehouse).serve(runs_dirs, cron=cron, interval=interval, name=name, notify_url=notify_url,
+                                    max_drop=max_drop, verbose=verbose, say=say)

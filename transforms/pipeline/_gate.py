@@ -1,0 +1,81 @@
+"""Comparing two stored runs like with like and gating one on the other: the API's compare and gate,
+and the scheduled refresh's gate of each new run against the run before it in its group."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Sequence
+
+import duckdb
+import polars as pl
+
+from scorelake.transforms.analysis import Comparison, compare
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.results import GateResult
+from scorelake.transforms.warehouse import Store
+
+
+def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, policy_id: str,
+               alpha: float = 0.05, all_scenarios: bool = False) -> Comparison:
+    """Run B against A under the policy ``policy_id`` (see ``analysis.compare``)."""
+    if not 0 < alpha < 1:
+        raise InvalidArgument(f"--alpha: between 0 and 1 (got {alpha})")
+    scope = dict(policy_id=policy_id, run_a=run_a, run_b=run_b)
+    pairs = store.views.query(con, "compare_pairs", **scope)
+    lineage = store.views.query(con, "compare_lineage", run_a=run_a, run_b=run_b)
+    rates = store.views.query(con, "compare_rates", **scope) if all_scenarios else None
+    return compare(pairs, lineage, run_a, run_b, alpha, rates)
+
+
+def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = ()) -> GateResult:
+    """Whether run B may replace run A: not when a domain (of ``domains``, default every one) or the
+    whole run regressed beyond the noise by more than ``max_drop`` points."""
+    if max_drop < 0:
+        raise InvalidArgument(f"--max-drop: points, 0 or more (got {max_drop})")
+    known = set(compared.deltas["domain"])
+    unknown = sorted(set(domains) - known)
+    if unknown:
+        raise InvalidArgument(f"--domain {', '.join(unknown)}: not in both runs (domains: "
+                              f"{', '.join(sorted(known - {'(all)'}))})")
+    watched = (set(domains) or known) | {"(all)"}
+    regressions = [r for r in compared.deltas.iter_rows(named=True)
+                   if r["domain"] in watched and r["label"] == "regressed" and -(r["delta"] or 0) * 100 > max_drop]
+    broken = {r["domain"]: [n for n in compared.broken if compared.domains_of_flips.get(n) == r["domain"]]
+              for r in regressions if r["domain"] != "(all)"}
+    return GateResult(not regressions, regressions, broken, compared)
+
+
+def previous_runs(store: Store, run_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(the run before it in its group, the run) for each of ``run_ids`` that has one, by session start."""
+    runs = store.tables.committed_runs().sort("session_started_at", "run_id")
+    pairs = []
+    for run_id in run_ids:
+        row = runs.filter(pl.col("run_id") == run_id)
+        if row.is_empty():
+            continue
+        group, started = row["run_group"][0], row["session_started_at"][0]
+        earlier = runs.filter(pl.col("run_group").eq_missing(group) & (pl.col("run_id") != run_id)
+                              & (pl.col("session_started_at") <= started))
+        if earlier.height:
+            pairs.append((earlier["run_id"][-1], run_id))
+    return pairs
+
+
+def summary(result: GateResult) -> str:
+    """A gate's result in a few lines (a webhook's text, a Prefect artifact)."""
+    c = result.comparison
+    lines = [f"scorelake gate {c.run_a} -> {c.run_b}: {'passed' if result.passed else 'REGRESSED'}"]
+    for r in result.regressions:
+        names = result.broken.get(r["domain"], [])
+        lines.append(f"- {r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
+                     + (f"; broken: {', '.join(names)}" if names else ""))
+    return "\n".join(lines)
+
+
+def notify(url: str, result: GateResult, timeout_s: float = 10.0) -> None:
+    """POST the gate's result to a Slack-compatible incoming webhook (``text``, and the details)."""
+    body = json.dumps({"text": summary(result), "gate": result.as_json()}, default=str).encode()
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        response.read()
