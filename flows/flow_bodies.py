@@ -12,6 +12,7 @@ not per session).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import multiprocessing
 import os
 import time
@@ -87,6 +88,10 @@ def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
     return policy_name, rescore(Store(warehouse), Policy.from_spec_json(policy_spec), run_ids)
 
 
+# Retried when they fail (they only read, or write idempotently); a rejudge batch is not: its calls cost money.
+RETRIED_JOBS = frozenset({ingest_session_job, rescore_policy_job})
+
+
 # ---- upkeep: each under the writer lock -----------------------------------------------------------
 
 def prepare(store: Store) -> None:
@@ -120,8 +125,13 @@ def compact(store: Store) -> None:
 # ---- fan-out ------------------------------------------------------------------------------------
 
 class Fanout(Protocol):
-    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
-        """``job(*call)`` for every call, results in the order they complete."""
+    # True: one stream of work in this process (a rejudge asks all its calls as one batch, with a
+    # live progress bar); False: each batch its own task run (Prefect)
+    streams: bool
+
+    def run(self, job: Callable, calls: list[tuple], on_answer: Callable | None = None) -> Iterator:
+        """``job(*call)`` for every call, results in the order they complete (``on_answer``: passed
+        to a rejudge job where the fan-out runs in this process, for the progress bar)."""
 
     def log(self, level: str, message: str) -> None: ...
 
@@ -153,11 +163,16 @@ class InProcess:
         # inherits their locks held and hangs.
         return ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("forkserver"))
 
-    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
+    streams = True
+
+    def run(self, job: Callable, calls: list[tuple], on_answer: Callable | None = None) -> Iterator:
         if not calls:
             return
+        run = functools.partial(_with_retries, job) if job in RETRIED_JOBS else job
+        if on_answer is not None:
+            run = functools.partial(run, on_answer=on_answer)
         with self._executor() as pool:
-            for future in as_completed([pool.submit(_with_retries, job, *call) for call in calls]):
+            for future in as_completed([pool.submit(run, *call) for call in calls]):
                 yield future.result()
 
     def log(self, level: str, message: str) -> None:
@@ -253,12 +268,12 @@ def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_
                        api_key=api_key_from(api_key_env), policy=retry, on_answer=on_answer)
 
 
-def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
+def rejudge(fanout: Fanout, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
             only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
             backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
     """Ask a judge about every stored judge input it has not judged (taking over its base judge's
     judgements that did not fail; ``only_errors``: its own failed ones asked again too), a batch at a
-    time: ``run_batch`` is the Prefect task, or None to run the calls here with a live progress bar."""
+    time through ``fanout``: one stream of calls here with a live progress bar, or a Prefect task per batch."""
     store = Store(warehouse)
     store.tables.require()
     spec = JudgeSpec.model_validate_json(spec_json)
@@ -291,6 +306,10 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
                 raise JudgeRefused(f"{batch.refused}; {total.done} judgements made before it are kept"
                                    if total.done else batch.refused)
 
+        def ask(keys, calls_at_once: int, policy: RetryPolicy) -> BatchResult:
+            call = (warehouse, spec_json, keys, calls_at_once, api_key_env, policy)
+            return list(fanout.run(rejudge_job, [call], on_answer=advanced))[0]
+
         def keep_judge() -> None:
             with store.lock.hold(COMMIT_LOCK_WAIT_S):
                 if save_judge(store, spec):
@@ -301,19 +320,15 @@ def rejudge(run_batch: Callable | None, warehouse: str, spec_json: str, run_ids:
             # One call first, alone: a refused key, a wrong URL or model stops the command here (any
             # 4xx but 408 and 429, the judge's own message shown), with nothing stored.
             if plan.todo.height:
-                add(rejudge_job(warehouse, spec_json, plan.todo.head(1), 1, api_key_env,
-                                dataclasses.replace(retry, alone=True), advanced))
+                add(ask(plan.todo.head(1), 1, dataclasses.replace(retry, alone=True)))
             if plan.copied.height:
                 commit_judgements(store, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
-            # A Prefect task per batch; in-process one stream of calls (each batch's last calls leave the
+            # In-process one stream of calls; a Prefect task per batch (each batch's last calls leave the
             # concurrency idle while they finish)
             rest = plan.todo.slice(1)
-            size = JUDGE_BATCH if run_batch is not None else max(rest.height, 1)
-            for index, batch in enumerate(rest.slice(i, size) for i in range(0, rest.height, size)):
-                if run_batch is None:
-                    add(rejudge_job(warehouse, spec_json, batch, concurrency, api_key_env, retry, advanced))
-                else:
-                    add(run_batch(warehouse, spec_json, batch, concurrency, api_key_env, retry, index=index))
+            size = max(rest.height, 1) if fanout.streams else JUDGE_BATCH
+            for batch in (rest.slice(i, size) for i in range(0, rest.height, size)):
+                add(ask(batch, concurrency, retry))
         except JudgeUnavailable as down:
             if new and not total.answered and not plan.copied.height:  # it never answered: nothing of it is kept, its name stays free
                 forget_judge(store, spec.name)
@@ -354,4 +369,4 @@ def run_in_process(flow: str, task_runner: str = "threads", **args):
         return ingest(InProcess(task_runner), **args)
     if flow == "rescore":
         return rescore_policies(InProcess(task_runner), **args)
-    return rejudge(None, **args)
+    return rejudge(InProcess(), **args)

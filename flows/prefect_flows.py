@@ -73,21 +73,24 @@ def rescore_task(warehouse: str, policy_name: str, policy_spec: str, run_ids: li
 
 
 # Not retried: a batch's calls cost money, and its answers are journalled and kept whatever happens.
-@task(name="rejudge-batch", cache_policy=NO_CACHE, task_run_name="judge batch {index}")
+@task(name="rejudge-batch", cache_policy=NO_CACHE, task_run_name="judge a batch of calls")
 def rejudge_batch_task(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
-                       retry: RetryPolicy, index: int = 0) -> BatchResult:
+                       retry: RetryPolicy) -> BatchResult:
     result = rejudge_job(warehouse, spec_json, keys, concurrency, api_key_env, retry)
-    get_run_logger().info("batch %d: %d judged, %d errors, %d retries", index, result.tally.done,
-                          result.tally.errors, result.tally.retries)
+    get_run_logger().info("%d judged, %d errors, %d retries", result.tally.done, result.tally.errors,
+                          result.tally.retries)
     return result
 
 
 class PrefectTasks:
     """The fan-out of a flow run: each task function submitted as its Prefect task to the flow's task runner."""
 
-    TASKS = {ingest_session_job: ingest_session_task, rescore_policy_job: rescore_task}
+    TASKS = {ingest_session_job: ingest_session_task, rescore_policy_job: rescore_task,
+             rejudge_job: rejudge_batch_task}
+    streams = False
 
-    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
+    def run(self, job: Callable, calls: list[tuple], on_answer: Callable | None = None) -> Iterator:
+        """(``on_answer`` is not passed to a task run: a flow run shows its progress in Prefect's UI.)"""
         futures = [self.TASKS[job].submit(*call) for call in calls]
         for future in as_completed(futures):
             yield future.result()
@@ -115,7 +118,7 @@ def rejudge_flow(warehouse: str, spec_json: str, run_ids: list[str] | None = Non
                  concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
                  backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
     """Ask a judge again about the stored judge inputs it has not judged, one task per batch of calls."""
-    return flow_bodies.rejudge(rejudge_batch_task, warehouse, spec_json, run_ids, only_errors, concurrency,
+    return flow_bodies.rejudge(PrefectTasks(), warehouse, spec_json, run_ids, only_errors, concurrency,
                                api_key_env, retries, backoff)
 
 
