@@ -71,6 +71,8 @@ from scorelake.transforms.warehouse import Store
 # policy is stored), so a retry after a transient I/O error is safe.
 TASK_RETRIES = 2
 RETRY_DELAY_S = 1.0
+# Passes a re-score makes over runs that another writer re-ingested while it scored them.
+RESCORE_CATCH_UP = 5
 # Sessions read but not committed are held in memory: a commit once they hold this many scenarios.
 COMMIT_BATCH_SCENARIOS = 25_000
 
@@ -226,8 +228,12 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
                 bar.advance(job)
         commit_ingested(store, pending)
         ingested_ids = [r.run_id for r in reports if r.scenarios]
-        for policy in policies if ingested_ids else ():
-            if policy.reviews:
+        # Scored from the tables once committed: the policies the tasks could not score, and every
+        # policy another writer stored meanwhile (on object storage writers do not wait for each other):
+        # what this ingest commits is scored under every policy stored by then.
+        scored_by_tasks = {p.id for p in policies if p.judge is None and not p.reviews}
+        for policy in stored_policies(store) if ingested_ids else ():
+            if policy.id not in scored_by_tasks:
                 rescore(store, policy, ingested_ids)
         if plan.regroup:
             group_runs(store, plan.regroup)
@@ -253,7 +259,15 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
         calls = [(store.location, p.name, p.spec_json(), run_ids) for p in policies]
         scored = dict(fanout.run(rescore_policy_job, calls))
         for policy in policies:
-            if save_policy(store, policy) or scored[policy.name]:  # a step the log shows: something changed
+            stored = save_policy(store, policy)
+            # runs another writer re-ingested while they were scored (object storage: writers do not
+            # wait for each other) have a new generation: scored too, until none is left unscored
+            for _ in range(RESCORE_CATCH_UP):
+                late = rescore(store, policy, run_ids)
+                scored[policy.name] += late
+                if not late:
+                    break
+            if stored or scored[policy.name]:  # a step the log shows: something changed
                 store.log.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
         store.maintenance.compact_if_fragmented()
         store.views.build()

@@ -100,3 +100,26 @@ def test_the_viewer_answers_only_as_itself_and_a_bad_parameter_is_a_4xx(warehous
         server.terminate()
         _, stderr = server.communicate(timeout=30)
     assert "Traceback" not in stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repetition", range(20))
+def test_an_ingest_and_a_new_policy_at_once_on_object_storage_leave_the_policy_whole(s3_warehouse, s3_server,
+                                                                                        repetition):
+    """On object storage writers do not wait for each other: an `ingest --force` that replaces every
+    run's generation while `rescore --policy new` scores the old ones. Whatever the interleaving, the
+    new policy ends up covering every committed scenario (20 repetitions of the race)."""
+    env = {**os.environ, **s3_server}
+    sessions = [str(CONFORMANCE / BASELINE), str(CONFORMANCE / "eval_20260904_083000")]
+    assert subprocess.run([SCORELAKE, "ingest", *sessions, "-w", s3_warehouse], env=env,
+                          capture_output=True, timeout=300).returncode == 0
+    ingest = subprocess.Popen([SCORELAKE, "ingest", *sessions, "--force", "-w", s3_warehouse], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rescore = subprocess.Popen([SCORELAKE, "rescore", "--policy", "new", "--judge-threshold", "0.5", "-w",
+                                s3_warehouse], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    outcomes = [(p.wait(timeout=300), p.stderr.read()) for p in (ingest, rescore)]
+    assert all(code == 0 for code, _ in outcomes), outcomes
+    wh = scorelake.open(s3_warehouse)
+    scored = wh.sql("SELECT count(*) AS n FROM scenario_scores WHERE policy_name = 'new'")["n"][0]
+    assert scored == wh.runs()["n_scenarios"].sum() == 28
+    assert wh.check().consistent
