@@ -212,13 +212,14 @@ class Warehouse:
             return comparison(self._store, con, run_a, run_b, self._scoped(policy, run_a, run_b), alpha, all_scenarios)
 
     def gate(self, base: str, candidate: str, policy: str = RECORDED, *, alpha: float = 0.05, max_drop: float = 0.0,
-             domains: Sequence[str] = ()) -> GateResult:
+             domains: Sequence[str] = (), max_p95_rise: float | None = None) -> GateResult:
         """Whether ``candidate`` may replace ``base``: it fails when a domain (of ``domains``, default
         every one) or the whole run regressed beyond the noise (McNemar at ``alpha`` on the scenarios
-        both ran with the same definition) by more than ``max_drop`` points."""
+        both ran with the same definition) by more than ``max_drop`` points, or (``max_p95_rise``)
+        when its p95 response latency rose by more than that many milliseconds."""
         from scorelake.transforms.pipeline import gate
 
-        return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains)
+        return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains, max_p95_rise)
 
     def passk(self, group: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """pass^k per run group and domain, recomputed and claimed side by side."""

@@ -98,6 +98,7 @@ def test_labels_never_call_noise_a_regression():
     assert minimum_detectable_difference(14, 2) is None  # too few pairs to find any difference
 
 
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")  # the app in this process
 def test_the_viewers_compare_page_picks_runs_and_shows_intervals_labels_and_what_was_not_compared(copies):
     from starlette.testclient import TestClient
 

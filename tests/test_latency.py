@@ -97,3 +97,22 @@ def test_a_source_that_records_no_latency_has_none(tmp_path):
     row = wh.latency().filter(pl.col("domain") == "(all)").row(0, named=True)
     assert row["exchanges"] is None and row["p50_ms"] is None and row["mean_ms"] is None
     assert row["interrupted"] is None and row["turns"] > 0  # what tau2 records: turns, durations
+
+
+def test_compare_history_and_the_gate_read_the_latency(wh):
+    a, b = conformance_sessions()[0], conformance_sessions()[1]
+    c = wh.compare(a, b)
+    assert c.latency is not None and "(all)" in c.latency["domain"].to_list()
+    whole = c.latency.filter(pl.col("domain") == "(all)").row(0, named=True)
+    assert whole["delta_ci_low_ms"] <= whole["delta_ms"] <= whole["delta_ci_high_ms"]
+    again = wh.compare(a, b)  # seeded: the same interval every time
+    assert again.latency.equals(c.latency)
+    assert (c.slowed["slower_ms"] > 0).all()
+    history = wh.history()
+    assert {"p50_ms", "p95_ms"} <= set(history.columns)
+    row = history.filter(pl.col("run_id") == a).row(0, named=True)
+    assert round(row["p95_ms"], 1) == overall(a)["P95"]
+    rise = whole["p95_b_ms"] - whole["p95_a_ms"]
+    strict = wh.gate(a, b, max_drop=100, max_p95_rise=min(rise, 0) - 1 if rise <= 0 else rise - 1)
+    assert not strict.passed and any(r["label"] == "slower" for r in strict.regressions)
+    assert wh.gate(a, b, max_drop=100, max_p95_rise=abs(rise) + 10**6).passed

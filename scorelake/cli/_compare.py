@@ -50,6 +50,17 @@ def _show(c, policy: str) -> None:
                             + ("" if c.like_with_like else " [counted under --all]")), highlight=False)
     for change in c.lineage_changes:
         err().print(wrapped(f"scored differently: {change}"), highlight=False)
+    if c.latency is not None and c.latency.height:
+        cells = [[r["domain"], f"{r['median_a_ms']:.0f}", f"{r['median_b_ms']:.0f}", f"{r['delta_ms']:+.0f}",
+                  f"[{r['delta_ci_low_ms']:+.0f}, {r['delta_ci_high_ms']:+.0f}]", f"{r['p95_a_ms']:.0f}",
+                  f"{r['p95_b_ms']:.0f}"] for r in c.latency.iter_rows(named=True)]
+        print()
+        show_grid(Grid(["domain", "p50 A", "p50 B", "B-A", "95% CI (bootstrap)", "p95 A", "p95 B"], cells,
+                       "response latency (ms) of the scenarios compared",
+                       right={"p50 A", "p50 B", "B-A", "95% CI (bootstrap)", "p95 A", "p95 B"}))
+        if c.slowed is not None and c.slowed.height:
+            slowed = ", ".join(f"{r['scenario_name']} (+{r['slower_ms']:.0f} ms)" for r in c.slowed.iter_rows(named=True))
+            print(wrapped(f"slowed most (median): {slowed}"))
 
 
 @command
@@ -89,6 +100,8 @@ def gate(
     alpha: AlphaOpt = 0.05,
     max_drop: Annotated[float, typer.Option(help="Points a domain may drop, beyond the noise, and pass")] = 0.0,
     domain: Annotated[Optional[list[str]], typer.Option(help="Only these domains (repeatable) [default: all]")] = None,
+    max_p95_rise: Annotated[Optional[float], typer.Option(
+        help="Milliseconds a domain's p95 response latency may rise and pass [default: not checked]")] = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -100,15 +113,16 @@ def gate(
     Example: scorelake gate eval_20260903_140200 eval_20260904_080000 --max-drop 2
     """
     result = scorelake.open(warehouse).gate(base, candidate, policy, alpha=alpha, max_drop=max_drop,
-                                            domains=domain or ())
+                                            domains=domain or (), max_p95_rise=max_p95_rise)
     if fmt is Format.json:
         sys.stdout.write(json.dumps(result.as_json(), indent=2, default=str) + "\n")
     elif fmt is Format.table:
         _show(result.comparison, policy)
+    from scorelake.transforms.pipeline import regression_text
+
     for r in result.regressions:
-        names = result.broken.get(r["domain"], [])
-        err().print(wrapped(f"[red]regressed[/] {r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
-                            + (f"; broken: {', '.join(names)}" if names else "")), highlight=False)
+        err().print(wrapped(f"[red]regressed[/] {regression_text(r, result.broken.get(r['domain'], []))}"),
+                    highlight=False)
     err().print("gate: " + ("passed" if result.passed else f"failed ({len(result.regressions)} regressions)"),
                 highlight=False)
     if not result.passed:

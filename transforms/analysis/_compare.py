@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from scorelake.transforms.analysis._latency import latency_change
 from scorelake.transforms.analysis._stats import (
     McNemar,
     mcnemar_exact,
@@ -40,6 +41,8 @@ class Comparison:
     changed_definitions: list[dict] = field(default_factory=list)  # scenario_name, changed (the parts)
     lineage_changes: list[str] = field(default_factory=list)  # judge or scoring flags that differ, in words
     like_with_like: bool = True  # False: every scenario of each run counted (--all)
+    latency: pl.DataFrame | None = None  # per domain: medians, their difference and its bootstrap interval, p95s
+    slowed: pl.DataFrame | None = None  # the scenarios whose median latency rose most
 
     def as_json(self) -> dict:
         """The comparison as plain data (``--format json``)."""
@@ -49,7 +52,9 @@ class Comparison:
                 "mcnemar": {"broken": self.mcnemar.broken, "fixed": self.mcnemar.fixed,
                             "p_value": self.mcnemar.p_value},
                 "only_a": self.only_a, "only_b": self.only_b, "changed_definitions": self.changed_definitions,
-                "lineage_changes": self.lineage_changes}
+                "lineage_changes": self.lineage_changes,
+                "latency": None if self.latency is None else self.latency.to_dicts(),
+                "slowed": None if self.slowed is None else self.slowed.to_dicts()}
 
     def as_table(self) -> pl.DataFrame:
         """Everything in one table (for CSV): a row per domain with its rates, delta and the
@@ -138,11 +143,12 @@ DELTA_SCHEMA = {"domain": pl.String, "passed_a": pl.Int64, "total_a": pl.Int64, 
 
 
 def compare(pairs: pl.DataFrame, lineage: pl.DataFrame, run_a: str, run_b: str, alpha: float = 0.05,
-            rates: pl.DataFrame | None = None) -> Comparison:
+            rates: pl.DataFrame | None = None, latencies: pl.DataFrame | None = None) -> Comparison:
     """``pairs``: queries/compare_pairs.sql rows; ``lineage``: queries/compare_lineage.sql rows. Like
     with like unless ``rates`` (queries/compare_rates.sql rows, every scenario of each run: ``--all``)
     are given: then every scenario both have is paired whatever its definition, and the rates are
-    each run's own."""
+    each run's own. ``latencies``: queries/compare_latency.sql rows, for the latency change of the
+    scenarios compared."""
     like = rates is None
     both = pairs.filter(pl.col("in_a") & pl.col("in_b"))
     changed = both.filter(pl.col("definition_a").is_not_null() & pl.col("definition_b").is_not_null()
@@ -169,7 +175,9 @@ def compare(pairs: pl.DataFrame, lineage: pl.DataFrame, run_a: str, run_b: str, 
         pairs.filter(~pl.col("in_a") & pl.col("in_b"))["scenario_name"].to_list(),
         [{"scenario_name": r["scenario_name"], "changed": _changed_parts(r["parts_a"], r["parts_b"])}
          for r in changed.iter_rows(named=True)],
-        _lineage(lineage, run_a, run_b), like)
+        _lineage(lineage, run_a, run_b), like,
+        *(latency_change(latencies, run_a, run_b, paired["scenario_name"].to_list()) if latencies is not None
+          else (None, None)))
 
 
 def _with_own_rates(deltas: pl.DataFrame, rates: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame:

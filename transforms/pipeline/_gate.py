@@ -25,12 +25,15 @@ def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: 
     pairs = store.views.query(con, "compare_pairs", **scope)
     lineage = store.views.query(con, "compare_lineage", run_a=run_a, run_b=run_b)
     rates = store.views.query(con, "compare_rates", **scope) if all_scenarios else None
-    return compare(pairs, lineage, run_a, run_b, alpha, rates)
+    latencies = store.views.query(con, "compare_latency", run_a=run_a, run_b=run_b)
+    return compare(pairs, lineage, run_a, run_b, alpha, rates, latencies)
 
 
-def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = ()) -> GateResult:
+def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (),
+         max_p95_rise: float | None = None) -> GateResult:
     """Whether run B may replace run A: not when a domain (of ``domains``, default every one) or the
-    whole run regressed beyond the noise by more than ``max_drop`` points."""
+    whole run regressed beyond the noise by more than ``max_drop`` points, nor (with ``max_p95_rise``)
+    when its p95 response latency rose by more than that many milliseconds."""
     if max_drop < 0:
         raise InvalidArgument(f"--max-drop: points, 0 or more (got {max_drop})")
     known = set(compared.deltas["domain"])
@@ -43,6 +46,10 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
                    if r["domain"] in watched and r["label"] == "regressed" and -(r["delta"] or 0) * 100 > max_drop]
     broken = {r["domain"]: [n for n in compared.broken if compared.domains_of_flips.get(n) == r["domain"]]
               for r in regressions if r["domain"] != "(all)"}
+    if max_p95_rise is not None and compared.latency is not None:
+        regressions += [{"domain": r["domain"], "label": "slower", "p95_a_ms": r["p95_a_ms"], "p95_b_ms": r["p95_b_ms"],
+                         "p95_rise_ms": r["p95_b_ms"] - r["p95_a_ms"]} for r in compared.latency.iter_rows(named=True)
+                        if r["domain"] in watched and r["p95_b_ms"] - r["p95_a_ms"] > max_p95_rise]
     return GateResult(not regressions, regressions, broken, compared)
 
 
@@ -66,11 +73,16 @@ def summary(result: GateResult) -> str:
     """A gate's result in a few lines (a webhook's text, a Prefect artifact)."""
     c = result.comparison
     lines = [f"scorelake gate {c.run_a} -> {c.run_b}: {'passed' if result.passed else 'REGRESSED'}"]
-    for r in result.regressions:
-        names = result.broken.get(r["domain"], [])
-        lines.append(f"- {r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
-                     + (f"; broken: {', '.join(names)}" if names else ""))
+    lines += [f"- {regression_text(r, result.broken.get(r['domain'], []))}" for r in result.regressions]
     return "\n".join(lines)
+
+
+def regression_text(r: dict, broken: list[str]) -> str:
+    """One regression of a gate, in words."""
+    if r.get("label") == "slower":
+        return f"{r['domain']}: p95 latency {r['p95_a_ms']:.0f} -> {r['p95_b_ms']:.0f} ms (+{r['p95_rise_ms']:.0f} ms)"
+    return (f"{r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
+            + (f"; broken: {', '.join(broken)}" if broken else ""))
 
 
 def notify(url: str, result: GateResult, timeout_s: float = 10.0) -> None:

@@ -1,0 +1,5 @@
+-- `scorelake compare` and `gate`: each scenario's response latencies in the two runs (NULL where the
+-- source records none), to compare the runs' latency per domain.
+SELECT run_id, scenario_name, domain, latencies_ms, p50_ms
+FROM scenario_latency
+WHERE run_id IN ($run_a, $run_b)
