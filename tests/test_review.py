@@ -347,6 +347,7 @@ def test_a_review_through_the_viewers_queue_in_chromium(tmp_path, browser):
     before = scores(wh, "recorded")[first]["is_successful"]
     wh.rescore("people", reviews=True)
     assert scores(wh, "people")[first]["is_successful"] is (not before)
+    assert wh.summary(BASELINE, policy="people") != wh.summary(BASELINE)  # the re-scored summary counts it
 
 
 def serve_view(warehouse: str, *args: str):
