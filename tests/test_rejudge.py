@@ -664,7 +664,7 @@ def test_replies_that_crashed_rejudge_are_judgements_or_judge_errors(sample):
     replies = [Reply(content='{"score": 0.5, "reason": "\\ud800 broken"}'), Reply(status=200, body=deep),
                Reply(status=200, body=b"not gzip", headers={"content-encoding": "gzip"}),
                Reply(content='{"score": 0.7, "reason": "big"}', usage={"prompt_tokens": 10**30}),
-               Reply(content='{"score": "Infinity", "reason": "odd"}')]
+               Reply(content='{"score": "Infinity", "reason": "odd"}'), Reply(content='{"score": true, "reason": "t"}')]
 
     served = itertools.count(1)  # the first call (made alone) answers well; then each hostile reply in turn
 
@@ -681,7 +681,8 @@ def test_replies_that_crashed_rejudge_are_judgements_or_judge_errors(sample):
     assert any(r == "? broken" for r in rows["reason"]), rows["reason"].to_list()
     assert rows["prompt_tokens"].max() is None or rows["prompt_tokens"].max() < 2**63
     odd = sample.judges().filter(pl.col("judge") == "hostile")["odd_scores"][0]
-    assert odd >= 1
+    assert odd >= 2  # "Infinity" and true, each taken as float() takes it, each counted
+    assert "scores outside 0-1 or not finite" in done.output
 
 
 def test_a_nan_score_recovered_from_the_journal_stays_nan(tmp_path):

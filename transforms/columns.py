@@ -303,6 +303,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "latency_ms": F64,
         "attempts": I64,  # HTTP requests made (retries included); 0 when copied
         "source": Str,  # asked | cache (an identical request's answer) | copied (--only-errors base)
+        "odd_score": Bool,  # the score upstream's float() took was no number from 0 to 1 (true, "0.9", Infinity, 7)
         "judged_at": pl.Datetime("us", "UTC"),
     },
     # People's verdicts (`scorelake review`), append-only: a later row of the same key (run, scenario,

@@ -7,8 +7,8 @@ stats AS (
     SELECT judge,
            count(*) FILTER (WHERE askable) AS judged,
            count(*) FILTER (WHERE askable AND judge_error) AS errors,
-           -- scores upstream's float() took that are outside 0-1 or not finite (Infinity, NaN)
-           count(*) FILTER (WHERE NOT judge_error AND NOT (score BETWEEN 0 AND 1)) AS odd_scores,
+           -- scores upstream's float() took that were no number from 0 to 1 (true, "0.9", Infinity, 7)
+           count(*) FILTER (WHERE odd_score) AS odd_scores,
            count(*) FILTER (WHERE source = 'asked') AS asked,
            count(*) FILTER (WHERE source = 'cache') AS from_cache,
            count(*) FILTER (WHERE source = 'copied') AS from_base,

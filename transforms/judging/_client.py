@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Iterator
 import orjson
 
 from scorelake.transforms.errors import JudgeRefused, JudgeUnavailable
-from scorelake.transforms.judging._upstream import error_judgement, http_error, judgement
+from scorelake.transforms.judging._upstream import error_judgement, http_error, judged
 
 FATAL_STATUSES = {401: "the key was refused", 403: "the key may not use this endpoint or model",
                   404: "no such endpoint or model"}
@@ -70,6 +70,7 @@ class Answer:
     judged_at: datetime
     unanswered: bool = False  # no usable reply (an HTTP error, a timeout, no connection, an unreadable reply)
     transient: bool = False  # ... for a passing reason, after every retry (down, overloaded, timing out)
+    odd_score: bool = False  # a score upstream's float() took that is no number from 0 to 1 (true, Infinity, 7)
 
 
 @dataclass
@@ -174,11 +175,11 @@ async def _ask(client, call: Call, policy: RetryPolicy, tally: Tally) -> Answer:
                 raise JudgeRefused(f"{call.url} answered {status} {reason} ({what}): {_message(content)}; "
                                    "nothing more is asked")
             if status < 400:
-                result = judgement(content, call.nl_assertions)
+                result, odd = judged(content, call.nl_assertions)
                 prompt_tokens, completion_tokens = _usage(content)
                 return Answer(call, result, _failed(result),
                               prompt_tokens, completion_tokens, (time.monotonic() - started) * 1000, attempt,
-                              datetime.now(UTC))
+                              datetime.now(UTC), odd_score=odd)
             error = http_error(status, reason, call.url)
             if status != 429 and status < 500:  # the request's own fault: asking again gives the same
                 transient = False
@@ -235,7 +236,7 @@ async def _ask_all(chunks: Iterator[list[Call]], api_key: str | None, concurrenc
             tally.errors += answer.errored
             tally.answered += not answer.unanswered
             tally.unanswered += answer.unanswered
-            tally.odd_scores += not answer.unanswered and not 0 <= answer.result.get("score", 0) <= 1
+            tally.odd_scores += answer.odd_score
             tally.tokens += (answer.prompt_tokens or 0) + (answer.completion_tokens or 0)
             tally.unanswered_in_a_row = tally.unanswered_in_a_row + 1 if answer.unanswered else 0
             on_answer(answer)

@@ -28,7 +28,7 @@ def answer_row(judge: str, answer: Answer, request: Request) -> dict:
         "extra_json": _utf8(json.dumps({k: v for k, v in result.items() if k not in ("score", "reason", *NL_KEYS)},
                                        ensure_ascii=False, default=str)),
         "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
-        "latency_ms": answer.latency_ms, "attempts": answer.attempts, "source": "asked",
+        "latency_ms": answer.latency_ms, "attempts": answer.attempts, "source": "asked", "odd_score": answer.odd_score,
         "judged_at": answer.judged_at,
     }
 

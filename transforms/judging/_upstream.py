@@ -69,17 +69,25 @@ def _normalised_verdicts(result: dict, nl_assertions: list[str]) -> dict:
             "nl_assertion_total": len(nl_assertions), "nl_assertion_pass_rate": passes / len(nl_assertions)}
 
 
-def judgement(body: bytes | str, nl_assertions: list[str] | None) -> dict:
-    """Upstream's judge result (without ``judge_input``) from the body of a successful reply."""
+def judged(body: bytes | str, nl_assertions: list[str] | None) -> tuple[dict, bool]:
+    """Upstream's judge result (without ``judge_input``) from the body of a successful reply, and
+    whether its score was odd: one upstream's ``float()`` takes that is no number from 0 to 1 (``true``,
+    a string, ``Infinity``, NaN, or a number outside 0-1)."""
     try:
         result = parse_content(reply_content(body))
-        result["score"] = float(result["score"])
+        raw = result["score"]
+        result["score"] = float(raw)
         result.setdefault("reason", "")
         if nl_assertions:
             result.update(_normalised_verdicts(result, nl_assertions))
-        return result
+        return result, isinstance(raw, (bool, str)) or not 0 <= result["score"] <= 1
     except Exception as exc:  # upstream's own catch-all: every failure is a 0.0 judgement
-        return error_judgement(str(exc), nl_assertions)
+        return error_judgement(str(exc), nl_assertions), False
+
+
+def judgement(body: bytes | str, nl_assertions: list[str] | None) -> dict:
+    """Upstream's judge result (without ``judge_input``) from the body of a successful reply."""
+    return judged(body, nl_assertions)[0]
 
 
 def error_judgement(error: str, nl_assertions: list[str] | None) -> dict:
