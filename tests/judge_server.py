@@ -27,6 +27,7 @@ class Reply:
     delay: float = 0.0
     headers: dict = field(default_factory=dict)
     usage: dict = field(default_factory=lambda: {"prompt_tokens": 100, "completion_tokens": 20})
+    trickle: float = 0.0  # seconds between the body's bytes (a reply that never quite stops coming)
 
 
 Script = Callable[[dict, int], Reply]  # (payload, earlier requests for this user content) -> reply
@@ -58,7 +59,7 @@ class JudgeServer:
 
     def app(self):
         from starlette.applications import Starlette
-        from starlette.responses import Response
+        from starlette.responses import Response, StreamingResponse
         from starlette.routing import Route
 
         async def completions(request):
@@ -73,6 +74,14 @@ class JudgeServer:
                 await asyncio.sleep(reply.delay)
             body = reply.body if reply.body is not None else (
                 completion(reply.content, reply.usage) if reply.status < 400 else b'{"error": {"message": "scripted"}}')
+            if reply.trickle:
+                async def dribble():
+                    for i in range(len(body)):
+                        yield body[i:i + 1]
+                        await asyncio.sleep(reply.trickle)
+
+                return StreamingResponse(dribble(), status_code=reply.status, headers=reply.headers,
+                                         media_type="application/json")
             return Response(body, status_code=reply.status, headers=reply.headers, media_type="application/json")
 
         return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])

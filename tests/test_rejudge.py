@@ -697,3 +697,29 @@ def test_a_nan_score_recovered_from_the_journal_stays_nan(tmp_path):
     (row,) = read_journal(journal.path)
     assert math.isnan(row["score"]) and row["latency_ms"] == float("inf") and row["reason"] == "r"
     assert "_special_floats" not in row
+
+
+def test_a_reply_is_bounded_in_time_and_size_and_retry_after_inf_is_not_waited(sample):
+    """--timeout is a deadline for the whole call (a reply trickled a byte at a time is cut off), a reply
+    past the size cap (16 MB) is an error rather than memory, and Retry-After: inf is not waited."""
+    big = b'{"choices": [{"message": {"content": "{\\"score\\": 1}"}}], "pad": "' + b"x" * (17 * 2**20) + b'"}'
+    plan = iter([GOOD, Reply(trickle=0.2), Reply(status=200, body=big), Reply(status=429, headers={"retry-after": "inf"})])
+    chosen: dict[str, Reply] = {}
+
+    def script(payload, n):  # each input keeps the reply it first drew
+        key = user_content(payload)
+        if key not in chosen:
+            chosen[key] = next(plan, GOOD)
+        return chosen[key]
+
+    with JudgeServer(script) as server:
+        started = time.monotonic()
+        result = sample.rejudge("bounded", url=server.url, runs=[BASELINE], timeout=1, retries=1, backoff=0,
+                                concurrency=1, prefect=False)
+        took = time.monotonic() - started
+    assert took < 30  # the trickle cut off at its deadline (twice), the 429's inf never waited
+    reasons = sample.sql("SELECT reason FROM stg_judgements WHERE judge = 'bounded' AND errored")["reason"].to_list()
+    assert any("did not answer within 1 s" in r for r in reasons), reasons
+    assert any("longer than 16 MB" in r for r in reasons), reasons
+    assert any(r.startswith("Error: 429") for r in reasons), reasons
+    assert result.asked == 14 and result.unanswered == 3
