@@ -260,9 +260,10 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
         scored = dict(fanout.run(rescore_policy_job, calls))
         for policy in policies:
             stored = save_policy(store, policy)
-            # runs another writer re-ingested while they were scored (object storage: writers do not
-            # wait for each other) have a new generation: scored too, until none is left unscored
-            for _ in range(RESCORE_CATCH_UP):
+            # runs another writer re-ingested while they were scored have a new generation: scored too,
+            # until none is left unscored (on object storage only: locally the writer lock keeps
+            # other writers out)
+            for _ in range(0 if store.tables.is_local else RESCORE_CATCH_UP):
                 late = rescore(store, policy, run_ids)
                 scored[policy.name] += late
                 if not late:

@@ -170,6 +170,9 @@ def _reviewed_since(store: Store, policy: Policy, runs: pl.DataFrame) -> pl.Data
     """The runs whose reviews changed since their stored scores under ``policy`` were made."""
     stored = (store.tables.scan("scores", runs).filter(pl.col("policy_id") == policy.id)
               .select("run_id", "reviews_version").unique().collect())
+    now = store.tables.delta_table("reviews").version()
+    if stored["reviews_version"].eq_missing(now).all():  # every run scored with the reviews as they are
+        return runs.clear()
     current = store.tables.read("reviews").select("run_id", "review_id").collect()
     stale = set()
     for version in stored["reviews_version"].unique().to_list():
