@@ -373,8 +373,10 @@ class Warehouse:
                 runs: Sequence[str] | None = None, prefect: bool | None = None, verbose: bool = False,
                 say: Callable[[str], None] = _say_nothing) -> RescoreResult:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
-        tables alone. Returns the policy's name and id and the number of scenarios scored. Under a
-        ``judge``, every stored judge input in scope must have been judged by it (``rejudge``)."""
+        tables alone: a ``RescoreResult`` (the policy's name and id, the scenarios scored). Under a
+        ``judge``, every stored judge input in scope must have been judged by it (``rejudge``). With
+        ``reviews``, people's standing verdicts (``review``) take the place of what they review; a
+        policy that takes reviews re-scores the runs reviewed since, each time it is run again."""
         from scorelake.flows import runtime
         from scorelake.transforms.pipeline import require_judged
 
