@@ -38,6 +38,7 @@ def test_a_query_limit_a_bad_value_would_switch_off_is_refused(warehouse, args):
     assert done.exit_code == 2 and args[1] in done.output, done.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting", ["SCORELAKE_SQL_TIMEOUT=abc", "SCORELAKE_SQL_TIMEOUT=-3",
                                      "SCORELAKE_SQL_TIMEOUT=inf", "SCORELAKE_SQL_MEMORY=abc",
                                      "SCORELAKE_SQL_MEMORY=-1GB", "SCORELAKE_SQL_SPILL=abc"])

@@ -205,6 +205,7 @@ def test_the_review_command_line(wh):
     assert "reviews" in table.output and "yes" in table.output
 
 
+@pytest.mark.slow
 def test_two_reviewers_at_once_lose_nothing(wh):
     """Two processes reviewing at once, while a third holds the writer lock for a moment (an ingest):
     each review waits its turn and lands."""
