@@ -381,9 +381,7 @@ class Warehouse:
         from scorelake.transforms.pipeline import require_judged
 
         self._writable()
-        converted = self.migrate()
-        self._store.tables.require()
-        self._prepared()
+        converted = self._ready_to_write()
         chosen = self.define_policy(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                                     strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
                                     whitelists=whitelists, reviews=reviews)
@@ -394,11 +392,15 @@ class Warehouse:
         result.converted, result.ran = converted and str(converted), ran.describe()
         return result
 
-    def _prepared(self) -> None:
-        """The tables of this scorelake declared (a warehouse written by an older one lacks some)."""
+    def _ready_to_write(self) -> Path | None:
+        """A warehouse of the former format converted (where its files were kept, or None), there,
+        and with the tables of this scorelake declared (a warehouse written by an older one lacks some)."""
         from scorelake.flows import flow_bodies
 
+        converted = self.migrate()
+        self._store.tables.require()
         flow_bodies.prepare(self._store)
+        return converted
 
     def rejudge(self, judge: str, *, url: str | None = None, model: str | None = None, prompt: str | None = None,
                 max_tokens: int | None = None, temperature: float | None = None, top_p: float | None = None,
@@ -424,9 +426,7 @@ class Warehouse:
             raise InvalidArgument(f"--concurrency: between 1 and 1024 calls at once (got {concurrency})")
         if not 0 <= retries <= 100 or not 0 <= backoff <= 600:
             raise InvalidArgument(f"--retries 0 to 100 and --backoff 0 to 600 seconds (got {retries}, {backoff})")
-        converted = self.migrate()
-        self._store.tables.require()
-        self._prepared()
+        converted = self._ready_to_write()
         spec = define_judge(self._store, judge, default_base=base or (RECORDED if only_errors else None), url=url,
                             model=model, prompt=prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
                             seed=seed, thinking_token_budget=thinking_token_budget, timeout=timeout, base=base)
@@ -508,9 +508,7 @@ class Warehouse:
         from scorelake.transforms.pipeline import check_reviews, describe_reviews, store_reviews
 
         self._writable()
-        self.migrate()
-        self._store.tables.require()
-        self._prepared()
+        self._ready_to_write()
         problems = sorted([*unreadable, *check_reviews(self._store, reviews)],
                           key=lambda p: int(p.split(":")[0].removeprefix("line ")) if p.startswith("line ") else 0)
         if problems:
@@ -518,8 +516,7 @@ class Warehouse:
                 problems[0] if len(problems) == 1 else f"{len(problems)} bad lines:\n" + "\n".join(problems)))
         if not reviews:
             raise InvalidArgument(f"{source}no review to store")
-        made_on = store_reviews(self._store, reviews, describe_reviews(reviews))
-        return ReviewResult(len(reviews), made_on, self._store.log.entries()[-1].version)
+        return ReviewResult(len(reviews), *store_reviews(self._store, reviews, describe_reviews(reviews)))
 
     def reviews(self, run: str | None = None, history: bool = False) -> pl.DataFrame:
         """The reviews that stand (one per run, scenario, signal and assertion), or every review
@@ -540,7 +537,7 @@ class Warehouse:
             raise InvalidArgument(f"pick '{pick}': one of {', '.join(REVIEW_PICKS)}")
         if pick == "disagree" and len(judges) != 2:
             raise InvalidArgument("disagree: name the two judges whose verdicts differ (judges=[A, B])")
-        with self.connection():
+        with self.connection() as con:
             policy_id = self._scoped(policy, run)
             params = {"run": run, "policy_id": policy_id, "limit": max(int(limit), 0)}
             if pick == "disagree":
@@ -550,8 +547,7 @@ class Warehouse:
             draw = "hash($seed, {0}.run_id, {0}.scenario_name)" if pick == "sample" else "{0}.run_id"
             parts = {"picks": sql_text("queries", f"review_pick_{pick}.sql"), "draw_p": draw.format("p"),
                      "draw_q": draw.format("q")}
-            with self.connection() as con:
-                return self._store.views.query(con, "review_queue", parts, **params)
+            return self._store.views.query(con, "review_queue", parts, **params)
 
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,

@@ -70,9 +70,12 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
     default_policy = policy
     lock = threading.Lock()  # one DuckDB connection's worth of work at a time
 
+    def admitted(request: Request, form: dict | None = None) -> bool:
+        return not token or hmac.compare_digest(_token_given(request, form).encode(), token.encode())
+
     def guarded(render):
         def endpoint(request: Request) -> Response:
-            if token and not hmac.compare_digest(_token_given(request).encode(), token.encode()):
+            if not admitted(request):
                 return PlainTextResponse("a token is required (?token=... or Authorization: Bearer ...)", 401)
             policy = request.query_params.get("policy") or default_policy
             try:
@@ -129,7 +132,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
 
     def next_in_queue(request: Request) -> Response:
         """The first scenario of the queue nobody has reviewed (other than the one skipped)."""
-        if not hmac.compare_digest(_token_given(request).encode(), token.encode()):
+        if not admitted(request):
             return PlainTextResponse("a token is required", 401)
         policy = request.query_params.get("policy") or default_policy
         params = queue_params(request)
@@ -154,7 +157,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         if len(body) > MAX_FORM_BYTES:
             return PlainTextResponse("not saved: the form is too large", 413)
         form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
-        if not hmac.compare_digest(_token_given(request, form).encode(), token.encode()):
+        if not admitted(request, form):
             return PlainTextResponse("not saved: a token is required", 401)
         if not _same_origin(request):
             return PlainTextResponse("not saved: a review is sent from this viewer's own pages", 403)

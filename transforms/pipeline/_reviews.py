@@ -93,9 +93,9 @@ def check_reviews(store: Store, reviews: list[Review]) -> list[str]:
     return problems
 
 
-def store_reviews(store: Store, reviews: list[Review], detail: str) -> int:
+def store_reviews(store: Store, reviews: list[Review], detail: str) -> tuple[int, int]:
     """Append the reviews as one write step (the writer lock waited for), recorded in the log as
-    ``detail``; returns the warehouse version they were made on."""
+    ``detail``: the warehouse version they were made on, and the version they made."""
     with store.lock.hold(REVIEW_LOCK_WAIT_S):
         version = store.tables.delta_table("commits").version()
         now = datetime.now(UTC)
@@ -105,7 +105,7 @@ def store_reviews(store: Store, reviews: list[Review], detail: str) -> int:
         store.tables.append("reviews", frame("reviews", rows))
         store.log.record("review", detail)
         store.views.build()
-    return version
+        return version, store.tables.delta_table("commits").version()
 
 
 def describe(reviews: list[Review]) -> str:
