@@ -16,16 +16,17 @@ from scorelake.transforms.scoring import (
     as_scores,
     rate_counts,
     review_columns,
-    reviewed,
+    split_reviewed,
     with_scores,
 )
 from scorelake.transforms.warehouse import Store, is_in, sql_literal
 
 
-def score_and_count(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None
-                    ) -> dict[str, pl.DataFrame]:
-    """The ``scores`` rows of ``scenarios`` under ``policy`` and their ``rate_counts``, in one pass."""
-    scored = with_scores(scenarios, policy, reviews_version)
+def score_and_count(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None,
+                    reviews: pl.LazyFrame | None = None) -> dict[str, pl.DataFrame]:
+    """The ``scores`` rows of ``scenarios`` under ``policy`` and their ``rate_counts``, in one pass
+    (``reviews``: the review columns of those reviewed, under a policy that takes reviews)."""
+    scored = with_scores(scenarios, policy, reviews_version, reviews)
     scores, counts = pl.collect_all([scored.pipe(as_scores), rate_counts(scored)])
     return {"scores": scores, "rate_counts": counts}  # written in this order: see rescore
 
@@ -34,24 +35,27 @@ def count_stored(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.DataFra
     """``rate_counts`` of scores already stored, with the scenario facts they need (as the policy
     sees the scenarios: its judge's assertion counts, its reviews)."""
     key = ["run_id", "generation", "scenario_name"]
-    facts = _scenarios(store, runs, policy).select(*key, *SCENARIO_FACTS)
+    scenarios, reviews = _scenarios(store, runs, policy)
+    if reviews is not None:
+        scenarios = pl.concat(split_reviewed(scenarios, reviews), how="diagonal")
+    facts = scenarios.select(*key, *SCENARIO_FACTS)
     scores = store.tables.scan("scores", runs).filter(pl.col("policy_id") == policy.id)
     return rate_counts(scores.join(facts, on=key)).collect()
 
 
-def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.DataFrame | None = None) -> pl.LazyFrame:
-    """The runs' scenarios as the policy scores them: with the judge's judgements in place of the
-    recorded ones under a judge policy, with their reviews under a policy that takes reviews
-    (``reviews``: the standing ones, read once by the caller; else read here)."""
+def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.DataFrame | None = None
+               ) -> tuple[pl.LazyFrame, pl.LazyFrame | None]:
+    """The runs' scenarios as the policy scores them (with the judge's judgements in place of the
+    recorded ones under a judge policy) and, under a policy that takes reviews, the review columns
+    of those reviewed (``reviews``: the standing reviews, read once by the caller; else read here)."""
     scenarios = store.tables.scan("scenarios", runs)
     if policy.judge:
         scenarios = scenarios.pipe(with_judgements, judged_by(store, policy.judge, runs))
-    if policy.reviews:
-        reviews = standing(store).collect() if reviews is None else reviews
-        mine = reviews.filter(pl.col("run_id").is_in(runs["run_id"].implode()))
-        keys = scenarios.select("run_id", "scenario_name").collect()
-        scenarios = scenarios.pipe(reviewed, review_columns(keys, mine.lazy(), _item_verdicts(store, runs, policy, mine)))
-    return scenarios
+    if not policy.reviews:
+        return scenarios, None
+    reviews = standing(store).collect() if reviews is None else reviews
+    mine = reviews.filter(pl.col("run_id").is_in(runs["run_id"].implode()))
+    return scenarios, review_columns(mine.lazy(), _item_verdicts(store, runs, policy, mine))
 
 
 def _item_verdicts(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.DataFrame) -> pl.LazyFrame:
@@ -151,7 +155,8 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
         version = store.tables.delta_table("reviews").version() if policy.reviews else None
         reviews = standing(store).collect() if policy.reviews else None
         for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
-            tables = score_and_count(_scenarios(store, batch, policy, reviews), policy, version)
+            scenarios, reviewed = _scenarios(store, batch, policy, reviews)
+            tables = score_and_count(scenarios, policy, version, reviewed)
             if committing:
                 committing.result()
             committing = writer.submit(_append_all, store, tables)
@@ -192,7 +197,8 @@ def _rescore_reviewed(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
     reviews = standing(store).collect()
     scored = 0
     for batch in _run_batches(_reviewed_since(store, policy, runs), RESCORE_BATCH_ROWS):
-        tables = score_and_count(_scenarios(store, batch, policy, reviews), policy, version)
+        scenarios, reviewed = _scenarios(store, batch, policy, reviews)
+        tables = score_and_count(scenarios, policy, version, reviewed)
         predicate = f"{is_in('run_id', batch['run_id'])} AND policy_id = {sql_literal(policy.id)}"
         for table in ("rate_counts", "scores"):
             store.tables.write(table, tables[table], mode="overwrite", predicate=predicate)

@@ -24,12 +24,11 @@ _SIGNAL_COLUMN = {"is_action_match": "is_action_match", "db_state_match": "db_st
                   "judge_passed": "judge_passed", "clean_exit": "clean_exit", "communicate": "communicate"}
 
 
-def review_columns(keys: pl.DataFrame, reviews: pl.LazyFrame, items: pl.LazyFrame) -> pl.DataFrame:
-    """For each scenario of ``keys`` (run_id, scenario_name), in their order: the ``REVIEW_COLUMNS``
-    of its standing whole-signal reviews, and by how much its item reviews change its passed NL
-    assertions and DB predicates. ``reviews``: run_id, scenario_name, signal, assertion, verdict;
-    ``items``: each reviewed item's verdict before review (run_id, scenario_name, signal, assertion,
-    passed). Computed once for the scenarios a batch scores: a narrow frame set beside them."""
+def review_columns(reviews: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFrame:
+    """Per reviewed scenario (run_id, scenario_name), and only those: the ``REVIEW_COLUMNS`` of its
+    standing whole-signal reviews, and by how much its item reviews change its passed NL assertions
+    and DB predicates. ``reviews``: run_id, scenario_name, signal, assertion, verdict; ``items``:
+    each reviewed item's verdict before review (run_id, scenario_name, signal, assertion, passed)."""
     key = ["run_id", "scenario_name"]
     whole = (reviews.filter(col("assertion").is_null())
              .group_by(key).agg((col("verdict") == "pass").filter(col("signal") == name).first().alias(f"review_{name}")
@@ -39,20 +38,23 @@ def review_columns(keys: pl.DataFrame, reviews: pl.LazyFrame, items: pl.LazyFram
                .with_columns(delta=(col("verdict") == "pass").cast(pl.Int64) - col("passed").fill_null(False).cast(pl.Int64))
                .group_by(key).agg(col("delta").filter(col("signal") == name).sum().alias(f"_delta_{name}")
                                   for name in _ITEMS))
-    return (keys.lazy().join(whole, on=key, how="left", maintain_order="left")
-            .join(changed, on=key, how="left", maintain_order="left").drop(key).collect())
+    return whole.join(changed, on=key, how="full", coalesce=True)
 
 
-def reviewed(scenarios: pl.LazyFrame, columns: pl.DataFrame) -> pl.LazyFrame:
-    """``scenarios`` with their ``review_columns`` (computed for them, in their order) beside them,
-    their NL assertion and DB predicate counts recounted with the reviews."""
+def split_reviewed(scenarios: pl.LazyFrame, columns: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """``scenarios`` in two: those without reviews as they are, and those with ``review_columns``
+    (computed by ``review_columns``), with them beside, their NL assertion and DB predicate counts
+    recounted with the reviews. Scoring only the second through the review path keeps a policy
+    that takes reviews nearly as fast as one that does not: few scenarios of a store are reviewed."""
     recounted = []
     for name, (_, passed, total) in _ITEMS.items():
         whole_review = col(f"review_{name}")
         recounted.append(pl.when(whole_review).then(col(total)).when(whole_review.not_()).then(0)
                          .otherwise(col(passed) + col(f"_delta_{name}").fill_null(0)).alias(passed))
-    return (pl.concat([scenarios, columns.lazy()], how="horizontal")
-            .with_columns(recounted).drop(*(f"_delta_{name}" for name in _ITEMS)))
+    key = ["run_id", "scenario_name"]
+    return (scenarios.join(columns, on=key, how="anti"),
+            scenarios.join(columns, on=key, how="inner").with_columns(recounted)
+            .drop(*(f"_delta_{name}" for name in _ITEMS)))
 
 
 def _verdict(value: pl.Expr) -> pl.Expr:

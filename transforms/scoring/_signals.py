@@ -12,7 +12,7 @@ import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.scoring._policy import Policy
-from scorelake.transforms.scoring._reviews import with_reviewed_composite, with_reviewed_signals
+from scorelake.transforms.scoring._reviews import split_reviewed, with_reviewed_composite, with_reviewed_signals
 from scorelake.transforms.scoring._signal import Signal
 
 col = pl.col
@@ -193,23 +193,17 @@ def with_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
             .with_columns(is_task_successful().alias("is_task_successful"), reward().alias("reward")))
 
 
-def _only_if(applies: bool, step):
-    return step if applies else (lambda frame: frame)
-
-
-def with_scores(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None) -> pl.LazyFrame:
-    """``scenarios`` rows with every ``scores`` column added under ``policy`` (their own columns kept).
-    Under a policy that takes reviews, ``scenarios`` carry their reviews (``scoring.reviewed``) and
-    ``reviews_version`` says which version of the reviews they are."""
+def _scored(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None, with_reviews: bool) -> pl.LazyFrame:
+    reviewed_only = (lambda step: step) if with_reviews else (lambda step: lambda frame: frame)
     return (
         scenarios.with_columns(policy.effective())
         .pipe(with_signals)
-        .pipe(_only_if(policy.reviews, with_reviewed_signals))
+        .pipe(reviewed_only(with_reviewed_signals))
         .pipe(with_composite)
-        .pipe(_only_if(policy.reviews, with_reviewed_composite))
+        .pipe(reviewed_only(with_reviewed_composite))
         .with_columns(
             pl.lit(reviews_version, pl.Int64).alias("reviews_version"),
-            *(() if policy.reviews else (pl.lit(None, pl.String).alias("unreviewed"),)),
+            *(() if with_reviews else (pl.lit(None, pl.String).alias("unreviewed"),)),
             pl.lit(policy.id).alias("policy_id"),
             pl.lit(policy.scorer_version).alias("scorer_version"),
             col("eff_judge_enabled").alias("judge_enabled"),
@@ -219,6 +213,19 @@ def with_scores(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | 
             col("eff_success_signals").alias("success_signals"),
         )
     )
+
+
+def with_scores(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None,
+                reviews: pl.LazyFrame | None = None) -> pl.LazyFrame:
+    """``scenarios`` rows with every ``scores`` column added under ``policy`` (their own columns kept).
+    Under a policy that takes reviews, ``reviews`` (``scoring.review_columns``) holds the reviews of
+    the scenarios that have any, version ``reviews_version`` of them: those scenarios are scored with
+    their reviews, the rest (most, in a large store) by the plain path, as without reviews."""
+    if not policy.reviews or reviews is None:
+        return _scored(scenarios, policy, reviews_version, with_reviews=False)
+    plain, reviewed = split_reviewed(scenarios, reviews)
+    return pl.concat([_scored(plain, policy, reviews_version, with_reviews=False),
+                      _scored(reviewed, policy, reviews_version, with_reviews=True)], how="diagonal")
 
 
 def as_scores(scored: pl.LazyFrame) -> pl.LazyFrame:
