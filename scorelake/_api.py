@@ -253,8 +253,8 @@ class Warehouse:
         return render_summary(rows, info["queued_count"], min_turns)
 
     def report(self, policy: str = RECORDED) -> str:
-        """A self-contained HTML report: rates across runs, the latest run against the one before
-        it in its group, stalled scenarios."""
+        """A self-contained HTML report: rates and response latency across runs, the latest run
+        against the one before it in its group, stalled scenarios."""
         from scorelake.transforms.render import explain, render_report
 
         with self.connection():
@@ -267,11 +267,12 @@ class Warehouse:
             earlier = runs.filter(pl.col("run_group").eq_missing(latest["run_group"])).head(-1)
             comparison = self.compare(earlier["run_id"][-1], latest["run_id"], policy) if earlier.height else None
             stalled = self._query("report_stalled", policy_id=policy_id)
+            latency = self._query("report_latency", policy_id=policy_id)
             linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
             linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
             pages = {key: explain(self._evidence(*key, policy, policy_id), limit=2000)
                      for key in list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES]}
-        return render_report(history, runs, comparison, stalled, policy, pages)
+        return render_report(history, runs, comparison, stalled, policy, pages, latency)
 
     def log(self) -> list[Commit]:
         """Every write step, oldest first: its version (an ``as_of``), time, what it did, table versions."""
@@ -458,6 +459,25 @@ class Warehouse:
             for run in runs or ():
                 self.run(run)
             return self._query("run_turns", runs=list(runs) if runs else None)
+
+    def latency_histogram(self, run: str, bins: int = 20) -> pl.DataFrame:
+        """``run``'s response latencies in ``bins`` equal-width bins from 0 to its p99, and one open
+        bin (``high_ms`` null) for the slower ones: bin, low_ms, high_ms, exchanges. Empty when the
+        run records no latency."""
+        if not 1 <= bins <= 1000:
+            raise InvalidArgument(f"bins {bins}: between 1 and 1000")
+        with self.connection():
+            self.run(run)
+            return self._query("latency_histogram", run_id=run, bins=bins)
+
+    def slowest_exchanges(self, run: str, limit: int = 20) -> pl.DataFrame:
+        """``run``'s slowest exchanges, slowest first: scenario, domain, the agent turn's ordinal and
+        response latency, the user's words it answered and the agent's answer."""
+        if limit < 1:
+            raise InvalidArgument(f"limit {limit}: at least 1")
+        with self.connection():
+            self.run(run)
+            return self._query("slowest_exchanges", run_id=run, limit=limit)
 
     def cost(self, prices: Mapping[str, tuple[float, float]], runs: Sequence[str] | None = None) -> pl.DataFrame:
         """What the tokens of each run and domain cost, per side: ``prices`` maps ``agent``, ``user``

@@ -116,3 +116,38 @@ def test_compare_history_and_the_gate_read_the_latency(wh):
     strict = wh.gate(a, b, max_drop=100, max_p95_rise=min(rise, 0) - 1 if rise <= 0 else rise - 1)
     assert not strict.passed and any(r["label"] == "slower" for r in strict.regressions)
     assert wh.gate(a, b, max_drop=100, max_p95_rise=abs(rise) + 10**6).passed
+
+
+@pytest.mark.parametrize("session", conformance_sessions()[:3])
+def test_a_runs_distribution_and_slowest_exchanges(wh, session):
+    measured = sorted(x for m in (json.loads(p.read_text()) for p in (CONFORMANCE / session).glob("*/metrics.json"))
+                      for x in (entry["latency_ms"] for entry in m.get("latencies") or []))
+    bins = wh.latency_histogram(session, bins=10)
+    assert bins["exchanges"].sum() == len(measured) and bins.height == 11  # ten bins to p99, one open
+    assert bins["high_ms"][-1] is None and bins["low_ms"][-1] == pytest.approx(measured[int(len(measured) * 0.99)])
+    slowest = wh.slowest_exchanges(session, limit=3)
+    assert slowest["latency_ms"].to_list() == pytest.approx(measured[::-1][:3])
+    assert slowest["agent_text"].null_count() == 0 and slowest["user_text"].null_count() < 3
+    with pytest.raises(scorelake.InvalidArgument):
+        wh.latency_histogram(session, bins=0)
+
+
+def test_the_viewer_shows_a_runs_latency(wh):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    session = conformance_sessions()[0]
+    client = TestClient(make_app(wh))
+    run_page = client.get(f"/runs/{session}").text
+    assert f'href="/runs/{session}/latency' in run_page
+    page = client.get(f"/runs/{session}/latency")
+    assert page.status_code == 200
+    whole = wh.latency([session]).filter(pl.col("domain") == "(all)").row(0, named=True)
+    assert f"{whole['p95_ms']:,.0f}" in page.text.split('id="latency"', 1)[1].split("</table>", 1)[0]
+    bars = re.findall(r'class="bin"[^>]*data-exchanges="(\d+)"', page.text)
+    assert sum(map(int, bars)) == whole["exchanges"]
+    slowest = wh.slowest_exchanges(session, limit=1).row(0, named=True)
+    first = page.text.split('id="slowest"', 1)[1].split("</tr>", 2)[1]
+    assert slowest["scenario_name"] in first and f"{slowest['latency_ms']:,.0f}" in first
+    assert client.get("/runs/no-such-run/latency").status_code == 404

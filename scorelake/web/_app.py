@@ -107,6 +107,11 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         domains = wh.rates(run=run_id, policy=policy)["domain"].to_list()
         return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, token, page_size)
 
+    def latency(request: Request, policy: str) -> str:
+        run_id = request.path_params["run"]
+        return pages.latency_page(run_id, wh.latency([run_id]), wh.latency_histogram(run_id), wh.slowest_exchanges(run_id),
+                                  policy, token)
+
     def scenario(request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
         evidence = wh.evidence(run_id, name, policy)
@@ -200,6 +205,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
     routes = [
         Route("/", guarded(runs)),
         Route("/runs/{run}", guarded(run)),
+        Route("/runs/{run}/latency", guarded(latency)),
         Route("/runs/{run}/scenarios/{scenario:path}", guarded(scenario)),  # a tau2 task id may hold a /
         Route("/compare", guarded(compare)),
     ]

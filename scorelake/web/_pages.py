@@ -126,10 +126,64 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
     if offset + page_size < matching:
         pager.append(f'<a id="next" href="{link(base, **keep, policy=policy, token=token, offset=offset + page_size)}">'
                      "next</a>")
-    return (f"<h1>{esc(run)}</h1>{form}<p id=\"matching\">{matching} scenarios match; showing {offset + 1 if rows.height else 0}"
+    latency = link(f"{base}/latency", policy=policy, token=token)
+    return (f"<h1>{esc(run)}</h1><p><a id=\"latency-link\" href=\"{latency}\">response latency</a></p>"
+            f"{form}<p id=\"matching\">{matching} scenarios match; showing {offset + 1 if rows.height else 0}"
             f"–{offset + rows.height}</p><table id=\"scenarios\"><tr><th>scenario</th><th>outcome</th><th>domain</th>"
             f"<th>failed by</th><th>judge score</th><th>agent turns</th><th>stop reason</th></tr>{''.join(body)}</table>"
             f"<p>{' · '.join(pager)}</p>")
+
+
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:,.0f}"
+
+
+def _histogram_svg(histogram: pl.DataFrame) -> str:
+    """Bars of exchanges per latency bin, the open last bin marked; drawn on the server (no script)."""
+    tallest = max(histogram["exchanges"].max() or 1, 1)
+    width, height, bar = 640, 160, 640 / histogram.height
+    parts = [f'<svg id="latency-histogram" width="{width}" height="{height + 34}" role="img" '
+             f'viewBox="0 0 {width} {height + 34}"><line x1="0" y1="{height}" x2="{width}" y2="{height}" stroke="#999"/>']
+    for i, r in enumerate(histogram.iter_rows(named=True)):
+        h = r["exchanges"] / tallest * (height - 12)
+        span = f"≥ {_ms(r['low_ms'])} ms" if r["high_ms"] is None else f"{_ms(r['low_ms'])}–{_ms(r['high_ms'])} ms"
+        parts.append(f'<rect class="bin" x="{i * bar + 1:.1f}" y="{height - h:.1f}" width="{bar - 2:.1f}" '
+                     f'height="{h:.1f}" fill="{"#b3261e" if r["high_ms"] is None else "#4a7bd0"}" '
+                     f'data-exchanges="{r["exchanges"]}"><title>{esc(span)}: {r["exchanges"]} exchanges</title></rect>')
+    for i in (0, histogram.height // 2, histogram.height - 1):
+        r = histogram.row(i, named=True)
+        parts.append(f'<text x="{i * bar + 2:.1f}" y="{height + 14}" font-size="10" fill="#555">'
+                     f'{"≥ " if r["high_ms"] is None else ""}{_ms(r["low_ms"])} ms</text>')
+    return "".join(parts) + "</svg>"
+
+
+def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slowest: pl.DataFrame, policy: str,
+                 token: str | None) -> str:
+    """A run's response latency: per domain (the runner's percentiles), its distribution and its
+    slowest exchanges, each linked to its scenario's transcript."""
+    back = f'<p><a href="{link(f"/runs/{segment(run)}", policy=policy, token=token)}">back to {esc(run)}</a></p>'
+    if histogram.is_empty():
+        return f"{back}<h1>{esc(run)}: latency</h1><p id=\"no-latency\">This run records no response latency.</p>"
+    rows = "".join(
+        f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['exchanges']}</td><td class=num>{_ms(r['p50_ms'])}</td>"
+        f"<td class=num>{_ms(r['p90_ms'])}</td><td class=num>{_ms(r['p95_ms'])}</td><td class=num>{_ms(r['p99_ms'])}</td>"
+        f"<td class=num>{_ms(r['max_ms'])}</td><td class=num>{_ms(r['first_response_p50_ms'])}</td>"
+        f"<td class=num>{'' if r['interrupted'] is None else r['interrupted']}</td></tr>"
+        for r in by_domain.iter_rows(named=True))
+    def exchange(r: dict) -> str:
+        href = link(f"/runs/{segment(run)}/scenarios/{segment(r['scenario_name'])}", policy=policy, token=token)
+        return (f'<tr><td class=num>{_ms(r["latency_ms"])}</td><td><a href="{href}">{esc(r["scenario_name"])}</a> '
+                f'#{r["ordinal"]}</td><td>{esc(r["domain"])}</td><td>{esc(r["user_text"])}</td>'
+                f'<td>{esc(r["agent_text"])}</td></tr>')
+
+    exchanges = "".join(exchange(r) for r in slowest.iter_rows(named=True))
+    return (f"{back}<h1>{esc(run)}: latency</h1>"
+            '<table id="latency"><tr><th>domain</th><th>exchanges</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th>'
+            f"<th>p99 ms</th><th>max ms</th><th>first response p50</th><th>interrupted</th></tr>{rows}</table>"
+            "<h2>Distribution</h2><p class=\"note\">Exchanges per response latency, from 0 to the run's p99; the "
+            f"last (red) bar holds the slower ones.</p>{_histogram_svg(histogram)}"
+            f"<h2>Slowest exchanges</h2><table id=\"slowest\"><tr><th>ms</th><th>scenario, turn</th><th>domain</th>"
+            f"<th>user said</th><th>agent answered</th></tr>{exchanges}</table>")
 
 
 def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None, review: str = "") -> str:

@@ -51,5 +51,5 @@ def latency_change(rows: pl.DataFrame, run_a: str, run_b: str, scenarios: list[s
               .join(per.filter(pl.col("run_id") == run_b).select("scenario_name", pl.col("p50_ms").alias("p50_b_ms")),
                     on="scenario_name")
               .with_columns(slower_ms=pl.col("p50_b_ms") - pl.col("p50_a_ms"))
-              .filter(pl.col("slower_ms") > 0).sort("slower_ms", descending=True).head(SLOWED))
+              .filter(pl.col("slower_ms") > 0).sort(["slower_ms", "scenario_name"], descending=[True, False]).head(SLOWED))
     return change, slowed

@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
+from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
 from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, stored_inputs
@@ -21,12 +22,16 @@ from scorelake.transforms.scoring import (
 )
 from scorelake.transforms.warehouse import Store, is_in, sql_literal
 
+_SCORED_COLUMNS = list(dict.fromkeys([*SCHEMAS["scores"], *SCENARIO_FACTS]))
+
 
 def score_and_count(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None,
                     reviews: pl.LazyFrame | None = None) -> dict[str, pl.DataFrame]:
     """The ``scores`` rows of ``scenarios`` under ``policy`` and their ``rate_counts``, in one pass
     (``reviews``: the review columns of those reviewed, under a policy that takes reviews)."""
-    scored = with_scores(scenarios, policy, reviews_version, reviews)
+    # Collected once, only the columns the two tables read: left to collect_all, a plan that joins
+    # (reviews) would be scored twice, once per table.
+    scored = with_scores(scenarios, policy, reviews_version, reviews).select(_SCORED_COLUMNS).collect().lazy()
     scores, counts = pl.collect_all([scored.pipe(as_scores), rate_counts(scored)])
     return {"scores": scores, "rate_counts": counts}  # written in this order: see rescore
 
@@ -55,6 +60,8 @@ def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.Dat
         return scenarios, None
     reviews = standing(store).collect() if reviews is None else reviews
     mine = reviews.filter(pl.col("run_id").is_in(runs["run_id"].implode()))
+    if mine.is_empty():  # scored as without reviews: the same scores, none of the review path's cost
+        return scenarios, None
     return scenarios, review_columns(mine.lazy(), _item_verdicts(store, runs, policy, mine))
 
 
@@ -193,10 +200,13 @@ def _rescore_reviewed(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
     """Score again, under a policy that takes reviews, the runs reviewed since they were scored:
     their counts replaced first, then their scores (a kill in between leaves scores of the older
     reviews version, so the next re-score does both again)."""
+    stale = _reviewed_since(store, policy, runs) if runs.height else runs
+    if stale.is_empty():
+        return 0
     version = store.tables.delta_table("reviews").version()
     reviews = standing(store).collect()
     scored = 0
-    for batch in _run_batches(_reviewed_since(store, policy, runs), RESCORE_BATCH_ROWS):
+    for batch in _run_batches(stale, RESCORE_BATCH_ROWS):
         scenarios, reviewed = _scenarios(store, batch, policy, reviews)
         tables = score_and_count(scenarios, policy, version, reviewed)
         predicate = f"{is_in('run_id', batch['run_id'])} AND policy_id = {sql_literal(policy.id)}"

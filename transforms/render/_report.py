@@ -120,6 +120,46 @@ for (const domain of domains) {
   charts.appendChild(figure);
 }
 document.body.dataset.rendered = domains.length;
+
+// Response latency per domain across runs: a box per run (p25-p75, the median across it), whiskers
+// from p5 to p95, a dot at the slowest exchange (at the top edge, hollow, when off the scale).
+const latency = JSON.parse(document.getElementById('latency-data').textContent);
+const boxes = document.getElementById('latency-charts');
+for (const domain of [...new Set(latency.map(r => r.domain))].sort()) {
+  const rows = latency.filter(r => r.domain === domain).sort((a, b) => order.get(a.run_id) - order.get(b.run_id));
+  const figure = document.createElement('figure');
+  figure.className = 'chart';
+  figure.dataset.domain = domain;
+  const caption = document.createElement('figcaption');
+  caption.textContent = domain;
+  figure.appendChild(caption);
+  const top = Math.max(...rows.map(r => r.p95_ms)) * 1.15 || 1;
+  const w = 70 + rows.length * 48, h = 180, base = 150, scale = 130;
+  const y = ms => base - Math.min(ms, top) / top * scale;
+  const svg = el('svg', {width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: 'img'});
+  svg.appendChild(el('line', {x1: 50, y1: base, x2: w - 10, y2: base, class: 'axis'}));
+  svg.appendChild(el('text', {x: 2, y: base - scale + 4, class: 'tick'}, `${Math.round(top)} ms`));
+  svg.appendChild(el('text', {x: 30, y: base + 4, class: 'tick'}, '0'));
+  rows.forEach((r, i) => {
+    const x = 60 + i * 48, mid = x + 15;
+    const g = el('g', {class: 'box', 'data-run': r.run_id, 'data-p50': r.p50_ms, 'data-p95': r.p95_ms});
+    g.appendChild(el('title', {}, `${r.run_id}: ${r.exchanges} exchanges, p5 ${Math.round(r.p05_ms)}, ` +
+      `p25 ${Math.round(r.p25_ms)}, p50 ${Math.round(r.p50_ms)}, p75 ${Math.round(r.p75_ms)}, ` +
+      `p95 ${Math.round(r.p95_ms)}, max ${Math.round(r.max_ms)} ms`));
+    g.appendChild(el('line', {x1: mid, x2: mid, y1: y(r.p95_ms), y2: y(r.p05_ms), class: 'ci'}));
+    g.appendChild(el('rect', {x, y: y(r.p75_ms), width: 30, height: Math.max(y(r.p25_ms) - y(r.p75_ms), 1),
+                              class: 'bar'}));
+    g.appendChild(el('line', {x1: x, x2: x + 30, y1: y(r.p50_ms), y2: y(r.p50_ms), class: 'median'}));
+    g.appendChild(el('circle', {cx: mid, cy: y(r.max_ms), r: 2.5,
+                                class: r.max_ms > top ? 'outlier off-scale' : 'outlier'}));
+    svg.appendChild(g);
+    svg.appendChild(el('text', {x: mid, y: base + 14, class: 'tick', 'text-anchor': 'middle'},
+                       `#${order.get(r.run_id) + 1}`));
+  });
+  figure.appendChild(svg);
+  boxes.appendChild(figure);
+}
+document.body.dataset.latencyRendered = boxes ? boxes.children.length : 0;
 """
 
 _STYLE = """
@@ -127,7 +167,8 @@ body { font: 14px system-ui, sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; } td, th { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: left; }
 .chart { display: inline-block; margin: 0 1em 1em 0; } figcaption { font-weight: 600; }
-.bar { fill: #4a7bd0; } .ci { stroke: #222; stroke-width: 1.5; } .axis { stroke: #999; }
+.bar { fill: #4a7bd0; } .median { stroke: #fff; stroke-width: 2; } .outlier { fill: #222; }
+.outlier.off-scale { fill: none; stroke: #222; } .ci { stroke: #222; stroke-width: 1.5; } .axis { stroke: #999; }
 .tick, .value { font-size: 10px; fill: #555; } .up { color: #17803d; } .down { color: #b3261e; }
 .note { color: #666; }
 section.scenario { border-top: 2px solid #ccc; margin-top: 2em; } section.scenario h1 { font-size: 1.2em; }
@@ -137,12 +178,22 @@ section.scenario pre { white-space: pre-wrap; word-break: break-word; background
 """
 
 
+def _latency_html(latency: pl.DataFrame) -> str:
+    if latency.is_empty():
+        return "<p class='note'>No run records response latency.</p>"
+    return ("<p class='note'>Per run: the box spans p25 to p75 with the median across it, whiskers p5 to p95, "
+            "the dot the slowest exchange (hollow at the top edge when off the scale).</p><div id='latency-charts'></div>")
+
+
 def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,
-                  stalled: pl.DataFrame, policy_name: str, pages: dict | None = None) -> str:
+                  stalled: pl.DataFrame, policy_name: str, pages: dict | None = None,
+                  latency: pl.DataFrame | None = None) -> str:
     """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group);
+    ``latency``: each run and domain's response latency percentiles (report_latency);
     ``pages``: (run, scenario) -> its Explanation, for the scenarios the report links to (each
     regressed or stalled one), rendered at the end as the scenario page of ``scorelake view``."""
     pages = pages or {}
+    latency = pl.DataFrame() if latency is None else latency
     appendix = "".join(f"<section class='scenario' id='{anchor(run, scenario)}'>{explain_html(e)}</section>"
                        for (run, scenario), e in pages.items())
     legend = "".join(
@@ -161,6 +212,8 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
 <p class="note">Bars: rate; whiskers: Wilson 95% interval. Runs in session order:</p>
 <ul id="runs">{legend}</ul>
 <div id="charts"></div>
+<h2>Response latency by domain across runs</h2>
+{_latency_html(latency)}
 <h2>Latest run against the previous one</h2>
 {_comparison_html(comparison, pages)}
 <h2>Stalled scenarios</h2>
@@ -168,6 +221,7 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
 <h2>Scenarios</h2>
 <p class="note">Each regressed or stalled scenario above: why it failed, its transcript and tool calls.</p>
 {appendix}
+<script type="application/json" id="latency-data">{_json(latency.to_dicts())}</script>
 <script type="application/json" id="history-data">{_json({"runs": runs["run_id"].to_list(), "rows": chart_rows})}</script>
 <script>{_SCRIPT}</script>
 </body></html>
