@@ -225,9 +225,28 @@ class Warehouse:
         """pass^k per run group and domain, recomputed and claimed side by side."""
         return self._query("passk", policy_id=self.policy_id(policy), run_group=group)
 
-    def history(self, domain: str = "(all)", policy: str = RECORDED) -> pl.DataFrame:
-        """Composite and task rates across runs in session order, for one domain or the whole run."""
-        return self._query("history", policy_id=self.policy_id(policy), domain=domain)
+    def history(self, domain: str = "(all)", policy: str = RECORDED, *, alpha: float = 0.05) -> pl.DataFrame:
+        """Composite and task rates across runs in session order, for one domain or the whole run,
+        with the response latency's p50 and p95 and each run's change from the run before it in its
+        group: the paired scenarios (same definition), broken, fixed, the exact McNemar p-value and
+        ``change`` (improved, regressed, inconclusive or unchanged: never regressed within the noise)."""
+        from scorelake.transforms.pipeline import history
+
+        with self.connection() as con:
+            return history(self._store, con, self.policy_id(policy), domain, alpha)
+
+    def flaky(self, run: str | None = None, group: str | None = None, policy: str = RECORDED, *,
+              min_verdicts: int = 2) -> pl.DataFrame:
+        """The tasks whose verdict both passed and failed across the comparable runs (and trials) of
+        their group, most often flipping first: of ``run``'s group and run in it, of one ``group``, or
+        of every group. verdicts, runs, passed, failed, flips and flip_rate (flips per verdict after the first)."""
+        if min_verdicts < 2:
+            raise InvalidArgument(f"min_verdicts {min_verdicts}: at least 2 (one verdict cannot flip)")
+        with self.connection():
+            if run is not None:
+                self.run(run)
+            return self._query("flaky", policy_id=self.policy_id(policy), run_id=run, run_group=group,
+                               min_verdicts=min_verdicts)
 
     def policies(self) -> pl.DataFrame:
         """Stored policies, ``recorded`` first: id, name and every field (None: each run's own flag;
@@ -255,6 +274,7 @@ class Warehouse:
     def report(self, policy: str = RECORDED) -> str:
         """A self-contained HTML report: rates and response latency across runs, the latest run
         against the one before it in its group, stalled scenarios."""
+        from scorelake.transforms.analysis import with_change_labels
         from scorelake.transforms.render import explain, render_report
 
         with self.connection():
@@ -262,7 +282,7 @@ class Warehouse:
             runs = self._query("report_runs", policy_id=policy_id)
             if runs.is_empty():
                 raise NotFound(f"no runs scored under policy '{policy}'")
-            history = self._query("report_history", policy_id=policy_id)
+            history = with_change_labels(self._query("report_history", policy_id=policy_id))
             latest = runs.row(-1, named=True)
             earlier = runs.filter(pl.col("run_group").eq_missing(latest["run_group"])).head(-1)
             comparison = self.compare(earlier["run_id"][-1], latest["run_id"], policy) if earlier.height else None

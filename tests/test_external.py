@@ -7,6 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+import scorelake
 from scorelake.cli import app
 from scorelake.flows.flow_bodies import InProcess, ingest
 from scorelake.flows.prefect_flows import ingest_flow
@@ -201,3 +202,17 @@ def test_a_reward_that_disagrees_with_its_checks_is_recorded_not_relabelled(tmp_
     assert any(missing_ == ["DB"] and reason == "basis names a check that is not present"
                for _, _, missing_, reason in rows)
     assert len(rows) == 2
+
+
+def test_flaky_tasks_from_repeated_trials_of_one_run(external):
+    """tau-bench's four trials of each task are repeated verdicts: a task that passed some and failed
+    others is flaky, its flips counted in trial order."""
+    wh = scorelake.open(external[0].tables.root)
+    verdicts = (wh.sql("SELECT task_id, trial, is_successful FROM scenario_scores WHERE run_id = 'gpt-4o-airline' "
+                       "AND policy_name = 'recorded' AND is_successful IS NOT NULL ORDER BY task_id, position")
+                .group_by("task_id", maintain_order=True).agg("is_successful"))
+    expected = {r["task_id"]: (len(r["is_successful"]), sum(a != b for a, b in zip(r["is_successful"], r["is_successful"][1:])))
+                for r in verdicts.iter_rows(named=True) if 0 < sum(r["is_successful"]) < len(r["is_successful"])}
+    flaky = wh.flaky(group="gpt-4o-airline")
+    assert expected and {r["task_id"]: (r["verdicts"], r["flips"]) for r in flaky.iter_rows(named=True)} == expected
+    assert (flaky["runs"] == 1).all() and flaky["flip_rate"].is_sorted(descending=True)

@@ -111,6 +111,52 @@ def test_the_viewers_compare_page_picks_runs_and_shows_intervals_labels_and_what
     assert "A 95% CI" in page and "regressed" in page and "definition changed (3)" in page
 
 
+def test_history_marks_the_change_beyond_the_noise_as_compare_labels_it(copies):
+    c = copies.compare(MIXED, COPY)
+    whole = c.deltas.filter(c.deltas["domain"] == "(all)").row(0, named=True)
+    rows = {r["run_id"]: r for r in copies.history().iter_rows(named=True)}
+    assert rows[MIXED]["previous_run"] is None and rows[MIXED]["change"] is None
+    step = rows[COPY]
+    assert step["previous_run"] == MIXED and step["change"] == "regressed" == whole["label"]
+    assert (step["pairs"], step["broken"], step["fixed"]) == (c.paired, len(c.broken), len(c.fixed))
+    assert step["p_value"] == pytest.approx(whole["p_value"])
+    qa = copies.history("qa")
+    label_qa = c.deltas.filter(c.deltas["domain"] == "qa")["label"][0]
+    assert qa.filter(qa["run_id"] == COPY)["change"][0] == label_qa  # per domain as well
+    shown = runner.invoke(app, ["history", "-w", copies.location])
+    assert shown.exit_code == 0 and "REGRESSED" in shown.stdout
+    assert runner.invoke(app, ["history", "--alpha", "2", "-w", copies.location]).exit_code == 2
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_flaky_tasks_from_history_and_where_they_show(copies):
+    """Each scenario that flipped between the two runs is flaky in their group's history; an edited
+    one starts a new series (its definition changed), so it is not."""
+    c = copies.compare(MIXED, COPY)
+    flaky = copies.flaky(run=COPY)
+    assert set(flaky["task_id"]) == set(c.broken) | set(c.fixed)
+    assert not set(EDITED) & set(flaky["task_id"])
+    assert (flaky["verdicts"] == 2).all() and (flaky["flips"] == 1).all() and (flaky["flip_rate"] == 1.0).all()
+    assert copies.flaky(run=COPY, min_verdicts=3).is_empty()
+    shown = runner.invoke(app, ["flaky", "--run", COPY, "-w", copies.location, "--format", "json"])
+    assert {r["task_id"] for r in json.loads(shown.stdout)} == set(flaky["task_id"])
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    client = TestClient(make_app(copies))
+    assert f'href="/runs/{COPY}/flaky' in client.get(f"/runs/{COPY}").text
+    page = client.get(f"/runs/{COPY}/flaky").text
+    assert all(name in page for name in c.broken) and 'id="flaky"' in page
+
+
+def test_the_reports_comparison_is_like_with_like_and_says_what_it_left_out(copies):
+    page = copies.report()
+    section = page.split("Latest run against the previous one", 1)[1].split("Stalled scenarios", 1)[0]
+    assert "like with like" in section and "regressed" in section and "detectable" in section
+    assert "definition changed (3)" in section and all(name in section for name in EDITED)
+
+
 @pytest.mark.slow
 def test_the_scheduled_refresh_gates_each_new_run_and_posts_a_regression_to_the_webhook(prefect_server, tmp_path):
     """The refresh flow, run through the suite's Prefect server: a new run that regressed against the

@@ -1,4 +1,5 @@
-"""compare (one run against another, like with like) and gate (the same, as an exit code for CI)."""
+"""compare (one run against another, like with like), gate (the same, as an exit code for CI) and flaky
+(the tasks whose verdict flips between comparable runs: the noise a comparison reads through)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,10 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, emitted, err, interval, pct
-from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
+from scorelake.cli._options import AlphaOpt, AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
-
-AlphaOpt = Annotated[float, typer.Option(help="Significance of the exact McNemar test that labels a change")]
 
 
 def _mdd(value: float | None) -> str:
@@ -127,3 +126,32 @@ def gate(
                 highlight=False)
     if not result.passed:
         raise typer.Exit(3)
+
+
+@command
+def flaky(
+    run: Annotated[Optional[str], typer.Option("--run", "-r", help="The flaky tasks of this run (its group's history)")] = None,
+    group: Annotated[Optional[str], typer.Option("--group", "-g", help="One run group [default: every group]")] = None,
+    min_verdicts: Annotated[int, typer.Option("--min-verdicts", help="Only tasks with at least this many verdicts")] = 2,
+    policy: PolicyOpt = RECORDED,
+    warehouse: WarehouseOpt = None,
+    as_of: AsOfOpt = None,
+    fmt: FormatOpt = Format.table,
+    wide: WideOpt = False,
+) -> None:
+    """Tasks whose verdict both passed and failed across the comparable runs (and trials) of their group,
+    most often flipping first: a flip of one of them between two runs is likely noise.
+
+    Example: scorelake flaky --run eval_20260904_110000
+    """
+    df = scorelake.open(warehouse, as_of).flaky(run, group, policy, min_verdicts=min_verdicts)
+    if emitted(df, fmt, wide):
+        return
+    if df.is_empty():
+        print("no flaky tasks: every task with two verdicts or more gave the same one each time")
+        return
+    cells = [[r["task_id"], r["domain"], r["run_group"], str(r["verdicts"]), str(r["passed"]), str(r["failed"]),
+              str(r["flips"]), f"{r['flip_rate'] * 100:.0f}%"] for r in df.iter_rows(named=True)]
+    headers = ["task", "domain", "group", "verdicts", "passed", "failed", "flips", "flip rate"]
+    show_grid(Grid(headers, cells, f"flaky tasks ({df.height}), policy {policy}, most often flipping first",
+                   right=set(headers[3:])))

@@ -27,3 +27,4 @@ PrefectOpt = Annotated[bool, typer.Option(
     "--prefect", help="Run as a Prefect flow even with no API configured (a temporary local server)")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")]
 RunsOpt = Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")]
+AlphaOpt = Annotated[float, typer.Option(help="Significance of the exact McNemar test that labels a change")]

@@ -13,7 +13,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import cell, command, emit, emitted, err, fail, interval, pct, write_output
-from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
+from scorelake.cli._options import AlphaOpt, AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
@@ -146,27 +146,43 @@ def summary(
 def history(
     domain: Annotated[str, typer.Option("--domain", "-d", help="A domain bucket [default: the whole run]")] = "(all)",
     policy: PolicyOpt = RECORDED,
+    alpha: AlphaOpt = 0.05,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
-    """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals.
+    """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals,
+    response latency, and each run's change from the run before it in its group: `regressed` or
+    `improved` only beyond the noise (exact McNemar on the scenarios both ran the same way).
 
     Example: scorelake history --domain qa
     """
-    df = scorelake.open(warehouse, as_of).history(domain, policy)
+    df = scorelake.open(warehouse, as_of).history(domain, policy, alpha=alpha)
     if df.is_empty():
         fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
     if emitted(df, fmt, wide):
         return
-    headers = ["run", "started", "n", "success", "95% CI", "task", "stalled"]
+    headers = ["run", "started", "n", "success", "95% CI", "task", "stalled", "p50 ms", "p95 ms", "change",
+               "broken", "fixed"]
     cells = [[r["run_id"], cell(r["session_started_at"])[:16], str(r["scenarios"]),
               pct(r["success_passed"], r["success_total"]), interval(r["success_ci_low"], r["success_ci_high"]),
-              "" if r["task_success_rate"] is None else f"{r['task_success_rate'] * 100:.1f}%", str(r["stalled"])]
+              "" if r["task_success_rate"] is None else f"{r['task_success_rate'] * 100:.1f}%", str(r["stalled"]),
+              _ms(r["p50_ms"]), _ms(r["p95_ms"]), _CHANGE_MARKS.get(r["change"], r["change"] or ""),
+              "" if r["previous_run"] is None else str(r["broken"]),
+              "" if r["previous_run"] is None else str(r["fixed"])]
              for r in df.iter_rows(named=True)]
-    show_grid(Grid(headers, cells, f"composite success of {domain}, policy {policy}, oldest first",
-              right=set(headers[2:])).without_empty_columns())
+    show_grid(Grid(headers, cells, f"composite success of {domain}, policy {policy}, oldest first; change: from the "
+                   f"run before in its group, alpha {alpha:g}",
+              right=set(headers[2:9]) | {"broken", "fixed"}).without_empty_columns())
+
+
+# A change beyond the noise stands out in a column of "inconclusive"s.
+_CHANGE_MARKS = {"regressed": "REGRESSED", "improved": "IMPROVED"}
+
+
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:.0f}"
 
 
 @command

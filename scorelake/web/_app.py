@@ -112,6 +112,10 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         return pages.latency_page(run_id, wh.latency([run_id]), wh.latency_histogram(run_id), wh.slowest_exchanges(run_id),
                                   policy, token)
 
+    def flaky(request: Request, policy: str) -> str:
+        run_id = request.path_params["run"]
+        return pages.flaky_page(run_id, wh.flaky(run_id, policy=policy), policy, token)
+
     def scenario(request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
         evidence = wh.evidence(run_id, name, policy)
@@ -206,6 +210,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         Route("/", guarded(runs)),
         Route("/runs/{run}", guarded(run)),
         Route("/runs/{run}/latency", guarded(latency)),
+        Route("/runs/{run}/flaky", guarded(flaky)),
         Route("/runs/{run}/scenarios/{scenario:path}", guarded(scenario)),  # a tau2 task id may hold a /
         Route("/compare", guarded(compare)),
     ]

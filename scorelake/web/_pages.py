@@ -127,7 +127,9 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
         pager.append(f'<a id="next" href="{link(base, **keep, policy=policy, token=token, offset=offset + page_size)}">'
                      "next</a>")
     latency = link(f"{base}/latency", policy=policy, token=token)
-    return (f"<h1>{esc(run)}</h1><p><a id=\"latency-link\" href=\"{latency}\">response latency</a></p>"
+    flaky = link(f"{base}/flaky", policy=policy, token=token)
+    return (f"<h1>{esc(run)}</h1><p><a id=\"latency-link\" href=\"{latency}\">response latency</a> · "
+            f"<a id=\"flaky-link\" href=\"{flaky}\">flaky tasks</a></p>"
             f"{form}<p id=\"matching\">{matching} scenarios match; showing {offset + 1 if rows.height else 0}"
             f"–{offset + rows.height}</p><table id=\"scenarios\"><tr><th>scenario</th><th>outcome</th><th>domain</th>"
             f"<th>failed by</th><th>judge score</th><th>agent turns</th><th>stop reason</th></tr>{''.join(body)}</table>"
@@ -184,6 +186,27 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
             f"last (red) bar holds the slower ones.</p>{_histogram_svg(histogram)}"
             f"<h2>Slowest exchanges</h2><table id=\"slowest\"><tr><th>ms</th><th>scenario, turn</th><th>domain</th>"
             f"<th>user said</th><th>agent answered</th></tr>{exchanges}</table>")
+
+
+def flaky_page(run: str, flaky: pl.DataFrame, policy: str, token: str | None) -> str:
+    """The tasks of a run whose verdict flips across the comparable runs (and trials) of its group."""
+    back = f'<p><a href="{link(f"/runs/{segment(run)}", policy=policy, token=token)}">back to {esc(run)}</a></p>'
+    if flaky.is_empty():
+        return (f"{back}<h1>{esc(run)}: flaky tasks</h1><p id=\"no-flaky\">No task of this run both passed and "
+                "failed in its group's comparable runs.</p>")
+    def row(r: dict) -> str:
+        scenarios = ", ".join(f'<a href="{link(f"/runs/{segment(run)}/scenarios/{segment(name)}", policy=policy, token=token)}">'
+                              f"{esc(name)}</a>" for name in r["scenarios"] or [])
+        return (f'<tr><td>{esc(r["task_id"])}</td><td>{scenarios}</td><td>{esc(r["domain"])}</td>'
+                f'<td class=num>{r["verdicts"]}</td><td class=num>{r["passed"]}</td><td class=num>{r["failed"]}</td>'
+                f'<td class=num>{r["flips"]}</td><td class=num>{r["flip_rate"] * 100:.0f}%</td></tr>')
+
+    rows = "".join(row(r) for r in flaky.iter_rows(named=True))
+    return (f"{back}<h1>{esc(run)}: flaky tasks</h1><p class=\"note\">Across the runs of its group that ran each task "
+            "with the same definition (and its trials), in session order: a flip is a verdict unlike the one "
+            "before. A change between two runs made of these is likely noise.</p>"
+            '<table id="flaky"><tr><th>task</th><th>its scenarios here</th><th>domain</th><th>verdicts</th><th>passed</th><th>failed</th>'
+            f"<th>flips</th><th>flip rate</th></tr>{rows}</table>")
 
 
 def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None, review: str = "") -> str:

@@ -1,7 +1,7 @@
 """Run-versus-run and judge-versus-judge comparison and the statistics behind them (exact McNemar,
 Newcombe intervals, Cohen's kappa, Krippendorff's alpha)."""
 
-from scorelake.transforms.analysis._compare import Comparison, compare, delta_text, label
+from scorelake.transforms.analysis._compare import Comparison, compare, delta_text, label, with_change_labels
 from scorelake.transforms.analysis._judges import (
     HUMAN,
     JudgeComparison,
@@ -18,4 +18,4 @@ from scorelake.transforms.analysis._stats import (
 )
 
 __all__ = ["HUMAN", "Comparison", "label", "minimum_detectable_difference", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
-           "mcnemar_exact", "newcombe_interval"]
+           "mcnemar_exact", "newcombe_interval", "with_change_labels"]

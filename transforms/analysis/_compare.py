@@ -96,6 +96,17 @@ def label(broken: int, fixed: int, p_value: float, alpha: float) -> str:
     return "inconclusive"
 
 
+def with_change_labels(history: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    """``history`` rows (each run's ``previous_run`` in its group and its paired ``broken`` and
+    ``fixed`` counts) with the exact McNemar p-value of each change and its label, as ``compare``
+    labels a domain: a run without a run before it has neither."""
+    tests = [mcnemar_exact(b, f).p_value if previous is not None else None
+             for previous, b, f in history.select("previous_run", "broken", "fixed").iter_rows()]
+    labels = [None if p is None else label(b, f, p, alpha)
+              for p, b, f in zip(tests, history["broken"], history["fixed"], strict=True)]
+    return history.with_columns(pl.Series("p_value", tests, pl.Float64), pl.Series("change", labels, pl.String))
+
+
 def _changed_parts(parts_a: str | None, parts_b: str | None) -> list[str]:
     a, b = json.loads(parts_a or "{}"), json.loads(parts_b or "{}")
     return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))

@@ -33,8 +33,10 @@ def _delta_row(r: dict[str, Any]) -> str:
     delta = r["delta"]
     trend = "" if not delta else "up" if delta > 0 else "down"
     shown, interval = delta_text(r, "–")
+    detectable = "–" if r["min_detectable"] is None else f"{r['min_detectable'] * 100:.1f} pts"
     return (f"<tr><td>{html.escape(r['domain'])}</td><td>{_pct(r['rate_a'])}</td><td>{_pct(r['rate_b'])}</td>"
-            f"<td class='{trend}'>{shown}</td><td>{interval}</td></tr>")
+            f"<td class='{trend}'>{shown}</td><td>{interval}</td><td class='label {html.escape(r['label'] or '')}'>"
+            f"{html.escape(r['label'] or '–')}</td><td>{detectable}</td></tr>")
 
 
 def anchor(run: str, scenario: str) -> str:
@@ -47,19 +49,36 @@ def _scenario_link(run: str, scenario: str, pages: dict) -> str:
     return f"<a href='#{anchor(run, scenario)}'>{name}</a>" if (run, scenario) in pages else name
 
 
+def _not_compared_html(c: Comparison) -> str:
+    """What the comparison left out, and why: scenarios only one run has, changed definitions, and a
+    judge or flags that scored the runs differently."""
+    names = lambda items: ", ".join(html.escape(n) for n in items)  # noqa: E731
+    apart = [f"<li>only in the previous run ({len(c.only_a)}): {names(c.only_a)}</li>" if c.only_a else "",
+             f"<li>only in the latest run ({len(c.only_b)}): {names(c.only_b)}</li>" if c.only_b else "",
+             "<li>definition changed ({}): {}</li>".format(len(c.changed_definitions), names(
+                 f"{d['scenario_name']} ({', '.join(d['changed'])})" for d in c.changed_definitions))
+             if c.changed_definitions else "",
+             *(f"<li>scored differently: {html.escape(change)}</li>" for change in c.lineage_changes)]
+    listed = "".join(apart)
+    return f"<h3>Not compared</h3><ul id='apart'>{listed}</ul>" if listed else ""
+
+
 def _comparison_html(c: Comparison | None, pages: dict) -> str:
     if c is None:
         return "<p class='note'>Only one run in the warehouse: nothing to compare yet.</p>"
     rows = "".join(_delta_row(r) for r in c.deltas.iter_rows(named=True))
     flips = lambda names: ", ".join(_scenario_link(c.run_b, n, pages) for n in names) or "none"  # noqa: E731
     return (
-        f"<p>Previous <b>{html.escape(c.run_a)}</b> → latest <b>{html.escape(c.run_b)}</b></p>"
+        f"<p>Previous <b>{html.escape(c.run_a)}</b> → latest <b>{html.escape(c.run_b)}</b>, like with like: the "
+        f"{c.paired} scenarios both ran with the same definition, paired. A domain is <i>regressed</i> or "
+        f"<i>improved</i> only when the exact McNemar test on its pairs says so at alpha {c.alpha:g}; "
+        "<i>detectable</i> is the smallest difference its pairs would find (power 0.8).</p>"
         "<table id='deltas'><thead><tr><th>domain</th><th>previous</th><th>latest</th><th>delta</th>"
-        f"<th>95% interval</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<th>95% interval</th><th>change</th><th>detectable</th></tr></thead><tbody>{rows}</tbody></table>"
         f"<p id='fixed'>Fixed ({len(c.fixed)}): {flips(c.fixed)}</p>"
         f"<p id='broken'>Broken ({len(c.broken)}): {flips(c.broken)}</p>"
         f"<p id='mcnemar'>Exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken, "
-        f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}</p>"
+        f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}</p>{_not_compared_html(c)}"
     )
 
 
@@ -105,14 +124,16 @@ for (const domain of domains) {
     const rect = el('rect', {x, y: base - bar, width: 30, height: bar, class: 'bar',
                              'data-run': r.run_id, 'data-rate': r.success_rate});
     rect.appendChild(el('title', {}, `${r.run_id}: ${(r.success_rate * 100).toFixed(1)}% ` +
-                                     `(${r.success_passed}/${r.success_total})`));
+                                     `(${r.success_passed}/${r.success_total})` +
+                                     (r.change ? `; ${r.change} (${r.broken} broken, ${r.fixed} fixed)` : '')));
     svg.appendChild(rect);
     if (r.success_ci_low !== null) {
       svg.appendChild(el('line', {x1: x + 15, x2: x + 15, y1: base - r.success_ci_high * scale,
                                   y2: base - r.success_ci_low * scale, class: 'ci'}));
     }
-    svg.appendChild(el('text', {x: x + 15, y: base - bar - 4, class: 'value', 'text-anchor': 'middle'},
-                       `${(r.success_rate * 100).toFixed(0)}%`));
+    const mark = {regressed: ' ▼', improved: ' ▲'}[r.change] || '';
+    svg.appendChild(el('text', {x: x + 15, y: base - bar - 4, class: `value ${mark ? r.change : ''}`,
+                                'text-anchor': 'middle'}, `${(r.success_rate * 100).toFixed(0)}%${mark}`));
     svg.appendChild(el('text', {x: x + 15, y: base + 14, class: 'tick', 'text-anchor': 'middle'},
                        `#${order.get(r.run_id) + 1}`));
   });
@@ -170,6 +191,8 @@ table { border-collapse: collapse; } td, th { padding: 3px 10px; border-bottom: 
 .bar { fill: #4a7bd0; } .median { stroke: #fff; stroke-width: 2; } .outlier { fill: #222; }
 .outlier.off-scale { fill: none; stroke: #222; } .ci { stroke: #222; stroke-width: 1.5; } .axis { stroke: #999; }
 .tick, .value { font-size: 10px; fill: #555; } .up { color: #17803d; } .down { color: #b3261e; }
+.label.regressed { color: #b3261e; font-weight: 600; } .label.improved { color: #17803d; font-weight: 600; }
+.value.regressed { fill: #b3261e; font-weight: 600; } .value.improved { fill: #17803d; font-weight: 600; }
 .note { color: #666; }
 section.scenario { border-top: 2px solid #ccc; margin-top: 2em; } section.scenario h1 { font-size: 1.2em; }
 .outcome.failed b, tr.failed td:nth-child(2) { color: #b3261e; } .outcome.passed b, tr.passed td:nth-child(2) { color: #17803d; }
@@ -201,7 +224,7 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
         f"{html.escape(str(r['source']))}, group {html.escape(str(r['run_group']))})</li>"
         for i, r in enumerate(runs.iter_rows(named=True)))
     chart_rows = history.select("domain", "run_id", "success_rate", "success_ci_low", "success_ci_high",
-                                "success_passed", "success_total").to_dicts()
+                                "success_passed", "success_total", "change", "broken", "fixed").to_dicts()
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>scorelake report</title><style>{_STYLE}</style></head>
 <body>
@@ -209,7 +232,8 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
 <p class="note">Policy <b>{html.escape(policy_name)}</b> · {len(runs)} run(s) · generated
 {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>
 <h2>Composite success by domain across runs</h2>
-<p class="note">Bars: rate; whiskers: Wilson 95% interval. Runs in session order:</p>
+<p class="note">Bars: rate; whiskers: Wilson 95% interval; ▼ / ▲: regressed / improved on the run before it in
+its group beyond the noise (exact McNemar on the scenarios both ran the same way). Runs in session order:</p>
 <ul id="runs">{legend}</ul>
 <div id="charts"></div>
 <h2>Response latency by domain across runs</h2>
