@@ -230,10 +230,10 @@ class Warehouse:
         with the response latency's p50 and p95 and each run's change from the run before it in its
         group: the paired scenarios (same definition), broken, fixed, the exact McNemar p-value and
         ``change`` (improved, regressed, inconclusive or unchanged: never regressed within the noise)."""
-        from scorelake.transforms.pipeline import history
+        from scorelake.transforms.analysis import with_change_labels
 
-        with self.connection() as con:
-            return history(self._store, con, self.policy_id(policy), domain, alpha)
+        with self.connection():
+            return with_change_labels(self._query("history", policy_id=self.policy_id(policy), domain=domain), alpha)
 
     def flaky(self, run: str | None = None, group: str | None = None, policy: str = RECORDED, *,
               min_verdicts: int = 2) -> pl.DataFrame:

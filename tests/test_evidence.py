@@ -86,7 +86,7 @@ def test_show_explains_a_failed_scenario_in_100_columns(wh, ingested):
     assert "FAILED: failed by judge_passed" in text
     assert "score 0 against threshold 0.9" in text and "the judge itself failed" in text
     assert "judge's reason: Error: 500 Server Error" in text
-    assert text.index("signals") < text.index("transcript (8 turns)")
+    assert text.index("signals") < text.index("timeline (8 turns, 0 tool calls, in order)")
 
 
 def test_show_names_what_each_signal_rests_on(wh, ingested):

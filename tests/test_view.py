@@ -106,8 +106,10 @@ def test_filter_to_the_failed_open_one_read_its_reason_and_transcript(site, brow
     page = browser.find_element(By.TAG_NAME, "body").text
     assert "FAILED: failed by judge_passed" in page
     assert "judge's reason: Error: 500 Server Error" in page and "the judge itself failed" in page
-    turns = browser.find_elements(By.CSS_SELECTOR, "ol.transcript li")
+    turns = browser.find_elements(By.CSS_SELECTOR, "ol.transcript li.turn")
     assert len(turns) == 8 and "How can I help you today?" in turns[0].text
+    checks = browser.find_elements(By.CSS_SELECTOR, "ol.transcript li.checks")  # where the checks looked, last
+    assert checks and "the judge read the conversation" in checks[0].text
 
 
 def test_filters_by_domain_and_failed_signal_and_sorting(site, browser):

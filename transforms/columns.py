@@ -158,6 +158,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "passed": Bool,
         "expected_json": Str,
         "actual_json": Str,
+        "arguments_json": Str,  # a DB predicate's arguments as the scenario defines them
         "detail": Str,  # predicate message / judge reason
         "error": Str,
     },
@@ -188,6 +189,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "side": Str,  # agent | user
         "ordinal": I64,
         "message_index": I64,  # the calling message's place in the LLM context
+        # the call answers the other party's turn number this (1-based; 0: before it said anything):
+        # the user messages of its LLM context before it, which places it in the transcript
+        "replies_to_turn": I64,
         "call_id": Str,
         "name": Str,
         "arguments_json": Str,

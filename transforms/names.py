@@ -8,3 +8,6 @@ SIGNALS = ("is_action_match", "db_state_match", "db_state_assertion", "nl_assert
 
 # What a run's scenarios can be sorted by (sql/queries/run_scenarios.sql).
 SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")
+
+# Upstream's reason for an NL assertion its judge's reply gave no verdict for (counted as failed).
+MISSING_VERDICT = "Missing verdict; treated as failed."

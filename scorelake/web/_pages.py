@@ -18,12 +18,16 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem 2rem; color: #1d233
 nav { margin-bottom: 1rem; } nav a { margin-right: 1rem; }
 table { border-collapse: collapse; margin: .5rem 0 1.5rem; } td, th { padding: .2rem .6rem; border-bottom: 1px solid #dde; text-align: left; vertical-align: top; }
 th { background: #f3f4f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.failed, .FAILED, tr.failed td:nth-child(2) { color: #b3261e; } .passed, tr.passed td:nth-child(2) { color: #1b7a36; }
+tr.failed td:nth-child(2) { color: #b3261e; } tr.passed td:nth-child(2) { color: #1b7a36; }
+.mark { font-size: 11px; padding: 0 .3rem; border-radius: 3px; background: #fff3cd; color: #7a5b00; white-space: nowrap; }
 .outcome.failed b { color: #b3261e; } .outcome.passed b { color: #1b7a36; }
 pre { white-space: pre-wrap; word-break: break-word; margin: .2rem 0; background: #f6f7f9; padding: .3rem; }
 ol.transcript li { margin: .25rem 0; } li.turn.agent b { color: #2b55b0; } .latency { color: #777; font-size: 12px; }
 form.filters { margin: .5rem 0 1rem; } form.filters > * { margin-right: .6rem; }
 #scenarios td:first-child, h1 { overflow-wrap: anywhere; } #scenarios td:first-child { max-width: 36rem; }
+li.call { list-style: "⚙ "; background: #f6f7f9; padding: .2rem .4rem; } li.checks { list-style: "✓ "; color: #555; }
+.label { font-size: 11px; color: #777; margin-top: .2rem; } table.action-keys pre { margin: 0; }
+tr.missing td, tr.differs td { background: #fdecea; } div.action { margin-bottom: 1rem; }
 form.review-form { margin: 0; } form.review-form button { margin-left: .3rem; } tr.reviewed { color: #777; }
 """
 

@@ -1,7 +1,14 @@
 """Run-versus-run and judge-versus-judge comparison and the statistics behind them (exact McNemar,
 Newcombe intervals, Cohen's kappa, Krippendorff's alpha)."""
 
-from scorelake.transforms.analysis._compare import Comparison, compare, delta_text, label, with_change_labels
+from scorelake.transforms.analysis._compare import (
+    Comparison,
+    check_alpha,
+    compare,
+    delta_text,
+    label,
+    with_change_labels,
+)
 from scorelake.transforms.analysis._judges import (
     HUMAN,
     JudgeComparison,
@@ -17,5 +24,5 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
 )
 
-__all__ = ["HUMAN", "Comparison", "label", "minimum_detectable_difference", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
+__all__ = ["HUMAN", "Comparison", "check_alpha", "label", "minimum_detectable_difference", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
            "mcnemar_exact", "newcombe_interval", "with_change_labels"]

@@ -19,6 +19,7 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
     wilson,
 )
+from scorelake.transforms.errors import InvalidArgument
 
 LABELS = ("improved", "regressed", "inconclusive", "unchanged")
 
@@ -96,10 +97,16 @@ def label(broken: int, fixed: int, p_value: float, alpha: float) -> str:
     return "inconclusive"
 
 
+def check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise InvalidArgument(f"--alpha: between 0 and 1 (got {alpha})")
+
+
 def with_change_labels(history: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
     """``history`` rows (each run's ``previous_run`` in its group and its paired ``broken`` and
     ``fixed`` counts) with the exact McNemar p-value of each change and its label, as ``compare``
     labels a domain: a run without a run before it has neither."""
+    check_alpha(alpha)
     tests = [mcnemar_exact(b, f).p_value if previous is not None else None
              for previous, b, f in history.select("previous_run", "broken", "fixed").iter_rows()]
     labels = [None if p is None else label(b, f, p, alpha)

@@ -15,9 +15,10 @@ import json
 import re
 from typing import Any
 
+from scorelake.transforms.names import MISSING_VERDICT
+
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _FLAT_WITH_SCORE = re.compile(r'\{[^{}]*"score"\s*:\s*[\d.]+[^{}]*\}')
-MISSING_VERDICT = "Missing verdict; treated as failed."
 NL_KEYS = ("nl_assertion_verdicts", "nl_assertion_pass_count", "nl_assertion_total", "nl_assertion_pass_rate")
 
 

@@ -1,7 +1,7 @@
 """The steps the flows orchestrate (ingest, re-score, check, conversion), free of Prefect."""
 
 from scorelake.transforms.pipeline._check import task_id_warnings, verify
-from scorelake.transforms.pipeline._gate import comparison, gate, history, notify, previous_runs, regression_text
+from scorelake.transforms.pipeline._gate import comparison, gate, notify, previous_runs, regression_text
 from scorelake.transforms.pipeline._gate import summary as gate_summary
 from scorelake.transforms.pipeline._ingest import (
     IngestedRun,
@@ -46,7 +46,7 @@ from scorelake.transforms.pipeline._reviews import (
 )
 from scorelake.transforms.pipeline._reviews import describe as describe_reviews
 
-__all__ = ["regression_text", "comparison", "gate", "gate_summary", "history", "notify", "previous_runs", "Review", "check_reviews", "describe_reviews", "read_review_file", "store_reviews", "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
+__all__ = ["regression_text", "comparison", "gate", "gate_summary", "notify", "previous_runs", "Review", "check_reviews", "describe_reviews", "read_review_file", "store_reviews", "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "BatchResult", "RejudgePlan", "api_key_from", "commit_judgements",
            "commit_orphaned_journals", "define_judge", "forget_judge", "find_judge", "judge_batch", "judged_by",
            "plan_rejudge", "policies_using", "recorded_judgements", "save_judge", "stored_judges",
            "IngestPlan", "IngestedRun", "check_policy", "check_whitelisted_domains", "commit_ingested", "group_runs", "find_policy",

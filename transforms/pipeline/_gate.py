@@ -10,35 +10,22 @@ from typing import Sequence
 import duckdb
 import polars as pl
 
-from scorelake.transforms.analysis import Comparison, compare, with_change_labels
+from scorelake.transforms.analysis import Comparison, check_alpha, compare
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.results import GateResult
 from scorelake.transforms.warehouse import Store
 
 
-def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise InvalidArgument(f"--alpha: between 0 and 1 (got {alpha})")
-
-
 def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, policy_id: str,
                alpha: float = 0.05, all_scenarios: bool = False) -> Comparison:
     """Run B against A under the policy ``policy_id`` (see ``analysis.compare``)."""
-    _check_alpha(alpha)
+    check_alpha(alpha)
     scope = dict(policy_id=policy_id, run_a=run_a, run_b=run_b)
     pairs = store.views.query(con, "compare_pairs", **scope)
     lineage = store.views.query(con, "compare_lineage", run_a=run_a, run_b=run_b)
     rates = store.views.query(con, "compare_rates", **scope) if all_scenarios else None
     latencies = store.views.query(con, "compare_latency", run_a=run_a, run_b=run_b)
     return compare(pairs, lineage, run_a, run_b, alpha, rates, latencies)
-
-
-def history(store: Store, con: duckdb.DuckDBPyConnection, policy_id: str, domain: str,
-            alpha: float = 0.05) -> pl.DataFrame:
-    """One domain's rates across runs under ``policy_id``, each run's change from the run before it
-    in its group labelled beyond the noise (``analysis.with_change_labels``)."""
-    _check_alpha(alpha)
-    return with_change_labels(store.views.query(con, "history", policy_id=policy_id, domain=domain), alpha)
 
 
 def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (),

@@ -8,10 +8,13 @@ import html
 import json
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scorelake.transforms.names import RECORDED, SIGNALS
+from scorelake.transforms.names import MISSING_VERDICT, RECORDED, SIGNALS
 from scorelake.transforms.results import Evidence
+
+if TYPE_CHECKING:
+    from scorelake.transforms.scoring import Difference
 
 
 @dataclass
@@ -19,6 +22,20 @@ class SignalLine:
     signal: str
     status: str  # passed | failed | not applicable | excluded | not gated (outside the whitelist)
     facts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ActionItem:
+    """ACTION_MATCH (or a tau2 action check) for one reference item: the prediction item (or the
+    agent's call) matched to it, or else the closest one, key by key."""
+
+    ordinal: int
+    name: str | None
+    passed: bool
+    note: str  # what it was compared with, in words
+    # (key, reference value, prediction value, status: same | missing | differs | extra key (allowed))
+    keys: list[tuple[str, str, str, str]] = field(default_factory=list)
+    differences: list[str] = field(default_factory=list)  # where, by the comparator's rules, in words
 
 
 @dataclass
@@ -30,6 +47,9 @@ class Explanation:
     signals: list[SignalLine]
     turns: list[dict]
     tool_calls: list[dict]
+    actions: list[ActionItem] = field(default_factory=list)
+    # turns and tool calls in the order they happened (kind "turn" | "call"), then what the checks read (kind "checks")
+    timeline: list[dict] = field(default_factory=list)
 
 
 def _mark(passed: Any) -> str:
@@ -41,28 +61,46 @@ def _short(text: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _item_detail(v: dict, limit: int) -> str:
+    """What one predicate, assertion or check rests on, in words."""
+    if v["kind"] == "db_state_assertion":
+        call = f"({_short(v['arguments_json'], limit)})" if v.get("arguments_json") else ""
+        said = [f"expected {_short(v['expected_json'], limit)}, got {_short(v['actual_json'], limit)}"
+                if v.get("expected_json") is not None or v.get("actual_json") is not None else ""]
+        said += [f"the predicate raised: {_short(v['error'], limit)}" if v.get("error") else "",
+                 _short(v["detail"], limit) if v.get("detail") else ""]
+        return call + "".join(f" — {part}" for part in said if part)
+    if v["kind"] == "nl_assertion" and v.get("detail") == MISSING_VERDICT:
+        return (f" — the judge's reply gave no verdict for assertion {v['ordinal']}, so upstream counts it "
+                "as failed")
+    return f" — {_short(v['detail'], limit)}" if v.get("detail") else ""
+
+
 def _items(verdicts: list[dict], kind: str, limit: int) -> list[str]:
-    return [f"{_mark(v['passed'])} {v['ordinal']}. {_short(v['label'] or '', limit)}"
-            + (f" — {_short(v['detail'], limit)}" if v.get("detail") else "")
+    return [f"{_mark(v['passed'])} {v['ordinal']}. {_short(v['label'] or '', limit)}{_item_detail(v, limit)}"
             for v in verdicts if v["kind"] == kind]
 
 
-def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit: int) -> list[str]:
+def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, items: list[ActionItem],
+           limit: int) -> list[str]:
     """What the verdict of ``signal`` rests on, in words."""
     if signal == "is_action_match":
         actions = [v for v in verdicts if v["kind"] == "action"]
         facts = [f"{sum(v['passed'] for v in actions)} of {len(actions)} reference items matched"] if actions else []
-        facts += [f"FAIL reference item {v['ordinal']} found no match: {_short(v['expected_json'], limit)}"
-                  for v in actions if not v["passed"]]
-        if any(not v["passed"] for v in actions) and s.get("prediction_json"):
-            facts.append(f"prediction: {_short(s['prediction_json'], limit)}")
+        for item in items:
+            if not item.passed:
+                facts.append(f"FAIL {item.note}" + "".join(f"; {d}" for d in item.differences[:5])
+                             + ("; ..." if len(item.differences) > 5 else ""))
         return facts
     if signal == "db_state_match":
         if s.get("expected_db_hash") is None and s.get("actual_db_hash") is None and s.get("source") != "nemo":
             return [f"the source's own DB check says the final database {'matched' if s.get(signal) else 'did not match'}"
                     " (tau2 db_check.db_match, tau-bench r_actions: no hashes recorded)"]
-        return [f"expected DB hash {s.get('expected_db_hash') or '(none)'}",
-                f"actual DB hash   {s.get('actual_db_hash') or '(none)'}"]
+        expected, actual = s.get("expected_db_hash"), s.get("actual_db_hash")
+        return [f"expected DB hash {expected or '(none: the scenario defines none)'}",
+                f"actual DB hash   {actual}" if actual else
+                "actual DB hash: none — the run recorded no final database hash (the bot returned none), so "
+                "DB_STATE_MATCH is False, as upstream scores it" if expected else "actual DB hash: none"]
     if signal == "db_state_assertion":
         head = [f"{s['dbsa_passed']} of {s['dbsa_total']} predicates passed"] if s.get("dbsa_total") else []
         return head + _items(verdicts, "db_state_assertion", limit)
@@ -90,6 +128,126 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, limit
         head = [f"{s['communicate_passed']} of {s['communicate_total']} checks met"] if s.get("communicate_total") else []
         return head + _items(verdicts, "communicate", limit)
     return []
+
+
+def _json_text(value: Any, limit: int) -> str:
+    return _short(json.dumps(value, ensure_ascii=False), limit)
+
+
+def _difference_text(d: "Difference", limit: int) -> str:
+    if d.kind == "missing key":
+        return f"{d.path}: missing (expected {_json_text(d.expected, limit)})"
+    if d.kind == "no element left":
+        return f"{d.path}: no element of the prediction left to match {_json_text(d.expected, limit)}"
+    return f"{d.path}: expected {_json_text(d.expected, limit)}, got {_json_text(d.actual, limit)}"
+
+
+def _key_rows(reference: Any, prediction: Any, found: list["Difference"], limit: int) -> list[tuple[str, str, str, str]]:
+    """The reference item key by key against the prediction item (a whole value when not a dict)."""
+    if not isinstance(reference, dict):
+        return [("(item)", _json_text(reference, limit), _json_text(prediction, limit), "differs" if found else "same")]
+    prediction = prediction if isinstance(prediction, dict) else {}
+    top = {d.path.split(".", 1)[0].split("[", 1)[0]: d.kind for d in found}
+    rows = [(key, _json_text(value, limit), "" if key not in prediction else _json_text(prediction[key], limit),
+             "missing" if top.get(key) == "missing key" and key not in prediction else
+             "differs" if key in top else "same") for key, value in reference.items()]
+    rows += [(key, "", _json_text(value, limit), "extra key (allowed)") for key, value in prediction.items()
+             if key not in reference]
+    return rows
+
+
+def _action_items(s: dict, verdicts: list[dict], tool_calls: list[dict], limit: int) -> list[ActionItem]:
+    """ACTION_MATCH item by item: the voice-agent runner's reference against the agent's prediction
+    (re-compared with the scenario's text flags), or tau2's expected actions against the agent's calls."""
+    # the comparator (and the scoring package's imports) only for a page that shows it
+    from scorelake.transforms.scoring import ActionMatchUndefined, TextFlags, differences, item_comparisons
+
+    if s.get("reference_json") is not None and s.get("prediction_json") is not None:
+        flags = TextFlags(bool(s.get("ignore_capitalization")), bool(s.get("ignore_punctuation")),
+                          bool(s.get("clean_text")))
+        try:
+            compared, extra = item_comparisons(json.loads(s["reference_json"]), json.loads(s["prediction_json"]), flags)
+        except (ActionMatchUndefined, ValueError):
+            return []
+        items = []
+        for c in compared:
+            name = c.reference.get("name") if isinstance(c.reference, dict) else None
+            if c.matched:
+                note = f"reference item {c.ordinal} matched prediction item {c.prediction_ordinal}"
+            elif c.prediction_ordinal is None:
+                note = f"reference item {c.ordinal}: the prediction has no item to compare it with"
+            else:
+                note = (f"reference item {c.ordinal} matched no prediction item; the closest, prediction item "
+                        f"{c.prediction_ordinal}, differs")
+            items.append(ActionItem(c.ordinal, name, c.matched, note,
+                                    _key_rows(c.reference, c.prediction, list(c.differences), limit)
+                                    if c.prediction is not None else [],
+                                    [_difference_text(d, limit) for d in c.differences]))
+        strict = bool(s.get("strict_match")) or bool(s.get("disallow_extra_items"))
+        for ordinal, item in extra:
+            items.append(ActionItem(len(items) + 1, None, not strict,
+                                    f"prediction item {ordinal} matched no reference item"
+                                    + (": an extra item, which fails the scenario under strict matching" if strict
+                                       else " (extra items are allowed without strict matching)"),
+                                    [(key, "", _json_text(value, limit), "extra") for key, value in item.items()]
+                                    if isinstance(item, dict) else []))
+        return items
+    items = []
+    for v in (v for v in verdicts if v["kind"] == "action"):
+        expected = json.loads(v["expected_json"]) if v.get("expected_json") else None
+        calls = [c for c in tool_calls if c["name"] == v["label"] and c["side"] == "agent"]
+        if v["passed"] or not calls:
+            note = (f"expected call {v['ordinal']}, {v['label']}: " + ("made as expected" if v["passed"] else
+                    f"the agent never called {v['label']}"))
+            items.append(ActionItem(v["ordinal"], v["label"], v["passed"], note))
+            continue
+        arguments = [json.loads(c["arguments_json"] or "null") for c in calls]
+        closest = min(range(len(calls)), key=lambda i: len(differences(expected, arguments[i], TextFlags())))
+        found = differences(expected, arguments[closest], TextFlags())
+        items.append(ActionItem(v["ordinal"], v["label"], False,
+                                f"expected call {v['ordinal']}, {v['label']}: none of the agent's {len(calls)} calls "
+                                f"of it had these arguments; the closest, call #{calls[closest]['ordinal']}, differs",
+                                _key_rows(expected, arguments[closest], found, limit),
+                                [_difference_text(d, limit) for d in found]))
+    return items
+
+
+def _timeline(turns: list[dict], calls: list[dict], checks: list[str]) -> list[dict]:
+    """Turns and tool calls in the order they happened: a call goes right after the turn of the
+    other party it answers (its ``replies_to_turn``-th: the user's for the agent's calls, the
+    agent's for a simulated user's), before the answer; calls stored without that place (read by an
+    older scorelake) after the conversation; then what the checks read."""
+    placed: dict[int, list[dict]] = {}
+    unplaced = []
+    positions = {"agent": [i for i, t in enumerate(turns) if t["role"] == "user"],
+                 "user": [i for i, t in enumerate(turns) if t["role"] != "user"]}
+    for call in calls:
+        k = call.get("replies_to_turn")
+        if k is None:
+            unplaced.append(call)
+            continue
+        heard = positions["user" if call["side"] == "user" else "agent"]
+        placed.setdefault(-1 if k == 0 else heard[k - 1] if k <= len(heard) else len(turns) - 1, []).append(call)
+    timeline = [{"kind": "call", **c} for c in placed.get(-1, [])]
+    for i, turn in enumerate(turns):
+        timeline.append({"kind": "turn", **turn})
+        timeline += [{"kind": "call", **c} for c in placed.get(i, [])]
+    timeline += [{"kind": "call", **c, "unplaced": True} for c in unplaced]
+    return timeline + [{"kind": "checks", "text": text} for text in checks]
+
+
+def _checks(s: dict, judge: dict | None) -> list[str]:
+    """Where the checks looked, once the conversation ended."""
+    said = []
+    if judge is not None:
+        said.append("the judge read the conversation and the agent's final response: score "
+                    + ("(none)" if judge.get("score") is None else f"{judge['score']:g}")
+                    + (" (the judge itself failed)" if judge.get("errored") else ""))
+    if s.get("expected_db_hash") is not None or s.get("dbsa_total"):
+        said.append("DB_STATE_MATCH and the DB predicates read the final database")
+    if s.get("is_action_match") is not None and s.get("reference_json") is not None:
+        said.append("ACTION_MATCH read the agent's final response (its prediction) against the reference")
+    return said
 
 
 def _review_facts(signal: str, s: dict, reviews: list[dict], limit: int) -> list[str]:
@@ -124,8 +282,10 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
                for name in s.get(key) or []}
     reviews = evidence.reviews.to_dicts()
     reviewed = {r["signal"] for r in reviews}
+    turns, tool_calls = evidence.turns.to_dicts(), evidence.tool_calls.to_dicts()
+    items = _action_items(s, verdicts, tool_calls, limit)
     signals = [SignalLine(name, buckets.get(name, "not gated"),
-                          _facts(name, s, verdicts, judge, limit) + _review_facts(name, s, reviews, limit))
+                          _facts(name, s, verdicts, judge, items, limit) + _review_facts(name, s, reviews, limit))
                for name in SIGNALS if name in buckets or s.get(name) is not None or name in reviewed
                or (name in ("db_state_assertion", "nl_assertion") and s.get(f"{name}_pass_rate") is not None)]
     outcome = {True: "PASSED", False: "FAILED"}.get(s.get("is_successful"), "N/A")
@@ -138,7 +298,7 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
     summary.append(f"whitelist: {', '.join(s.get('success_signals') or []) or '(none)'}")
     summary += [f"outcome reviewed: {fact}" for fact in _review_facts("is_successful", s, reviews, limit)]
     return Explanation(f"{evidence.run} / {s['scenario_name']} (policy {evidence.policy})", outcome, failed,
-                       summary, signals, evidence.turns.to_dicts(), evidence.tool_calls.to_dicts())
+                       summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)))
 
 
 def explain_text(e: Explanation, width: int = 100) -> str:
@@ -159,16 +319,30 @@ def explain_text(e: Explanation, width: int = 100) -> str:
         lines += wrap(f"{sig.signal}: {sig.status}", "    ", "  ")
         for fact in sig.facts:
             lines += wrap(fact, "      ", "    ")
-    lines += ["", f"transcript ({len(e.turns)} turns)"]
-    for t in e.turns:
-        latency = f" ({t['latency_ms']:.0f} ms)" if t.get("latency_ms") is not None else ""
-        lines += wrap(f"{t['role']}{latency}: {t['text'] or ''}", "      ", "  ")
-    if e.tool_calls:
-        lines += ["", f"tool calls ({len(e.tool_calls)})"]
-        for c in e.tool_calls:
-            lines += wrap(f"{c['side']} #{c['ordinal']} {c['name']}({c['arguments_json']})", "      ", "  ")
-            if c.get("result") is not None:
-                lines += wrap(f"-> {c['result']}", "        ", "      ")
+    if e.actions:
+        lines += ["", "ACTION_MATCH item by item (reference against prediction)"]
+        for item in e.actions:
+            lines += wrap(f"{_mark(item.passed)} {item.note}", "      ", "  ")
+            for key, expected, actual, status in item.keys:
+                if status != "same":
+                    lines += wrap(f"{key}: {status}; reference {expected or '-'}; prediction {actual or '-'}",
+                                  "        ", "      ")
+            for difference in item.differences:
+                if "." in difference.split(":", 1)[0] or "[" in difference.split(":", 1)[0]:  # nested: the path
+                    lines += wrap(difference, "        ", "      ")
+    lines += ["", f"timeline ({len(e.turns)} turns, {len(e.tool_calls)} tool calls, in order)"]
+    for moment in e.timeline:
+        if moment["kind"] == "turn":
+            latency = f" ({moment['latency_ms']:.0f} ms)" if moment.get("latency_ms") is not None else ""
+            lines += wrap(f"{moment['role']}{latency}: {moment['text'] or ''}", "      ", "  ")
+        elif moment["kind"] == "call":
+            where = " (place unknown: ingested by an older scorelake)" if moment.get("unplaced") else ""
+            lines += wrap(f"[{moment['side']} calls {moment['name']}]{where} arguments: {moment['arguments_json']}",
+                          "      ", "    ")
+            if moment.get("result") is not None:
+                lines += wrap(f"returned: {moment['result']}", "      ", "      ")
+        else:
+            lines += wrap(f"[checks] {moment['text']}", "      ", "  ")
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -185,18 +359,34 @@ def explain_html(e: Explanation) -> str:
         parts.append(f'<tr class="{esc(sig.status.replace(" ", "-"))}"><td><code>{esc(sig.signal)}</code></td>'
                      f"<td>{esc(sig.status)}</td><td><ul>{facts}</ul></td></tr>")
     parts.append("</table>")
-    parts.append(f'<h2>Transcript ({len(e.turns)} turns)</h2><ol class="transcript">')
-    for t in e.turns:
-        latency = f' <span class="latency">{t["latency_ms"]:.0f} ms</span>' if t.get("latency_ms") is not None else ""
-        parts.append(f'<li class="turn {esc(t["role"])}"><b>{esc(t["role"])}</b>{latency}: '
-                     f'<span class="text">{esc(t["text"])}</span></li>')
+    if e.actions:
+        parts.append('<h2>ACTION_MATCH item by item</h2><div class="actions">')
+        for item in e.actions:
+            rows = "".join(f'<tr class="{esc(status.split(" ")[0])}"><td><code>{esc(key)}</code></td><td><pre>{esc(expected)}'
+                           f"</pre></td><td><pre>{esc(actual)}</pre></td><td>{esc(status)}</td></tr>"
+                           for key, expected, actual, status in item.keys)
+            nested = "".join(f"<li>{esc(d)}</li>" for d in item.differences)
+            parts.append(f'<div class="action {"passed" if item.passed else "failed"}"><p><b>{esc(_mark(item.passed))}'
+                         f"</b> {esc(item.note)}</p>"
+                         + (f'<table class="action-keys"><tr><th>key</th><th>reference</th><th>prediction</th>'
+                            f"<th></th></tr>{rows}</table>" if rows else "")
+                         + (f'<ul class="differences">{nested}</ul>' if nested else "") + "</div>")
+        parts.append("</div>")
+    parts.append(f'<h2>Timeline ({len(e.turns)} turns, {len(e.tool_calls)} tool calls)</h2><ol class="transcript">')
+    for moment in e.timeline:
+        if moment["kind"] == "turn":
+            latency = (f' <span class="latency">{moment["latency_ms"]:.0f} ms</span>'
+                       if moment.get("latency_ms") is not None else "")
+            parts.append(f'<li class="turn {esc(moment["role"])}"><b>{esc(moment["role"])}</b>{latency}: '
+                         f'<span class="text">{esc(moment["text"])}</span></li>')
+        elif moment["kind"] == "call":
+            where = ' <span class="note">(place unknown)</span>' if moment.get("unplaced") else ""
+            returned = (f'<div class="label">returned</div><pre class="result">{esc(moment["result"])}</pre>'
+                        if moment.get("result") is not None else "")
+            parts.append(f'<li class="call {esc(moment["side"])}"><b>{esc(moment["side"])} calls</b> '
+                         f'<code>{esc(moment["name"])}</code>{where}<div class="label">arguments</div>'
+                         f'<pre>{esc(moment["arguments_json"])}</pre>{returned}</li>')
+        else:
+            parts.append(f'<li class="checks"><b>checks</b>: {esc(moment["text"])}</li>')
     parts.append("</ol>")
-    if e.tool_calls:
-        parts.append(f'<h2>Tool calls ({len(e.tool_calls)})</h2><ol class="tool-calls">')
-        for c in e.tool_calls:
-            parts.append(f"<li><b>{esc(c['side'])}</b> <code>{esc(c['name'])}</code> "
-                         f"<pre>{esc(c['arguments_json'])}</pre>"
-                         + (f"<pre class=\"result\">{esc(c['result'])}</pre>" if c.get("result") is not None else "")
-                         + "</li>")
-        parts.append("</ol>")
     return "\n".join(parts)

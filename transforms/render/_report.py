@@ -197,6 +197,8 @@ table { border-collapse: collapse; } td, th { padding: 3px 10px; border-bottom: 
 section.scenario { border-top: 2px solid #ccc; margin-top: 2em; } section.scenario h1 { font-size: 1.2em; }
 .outcome.failed b, tr.failed td:nth-child(2) { color: #b3261e; } .outcome.passed b, tr.passed td:nth-child(2) { color: #17803d; }
 section.scenario pre { white-space: pre-wrap; word-break: break-word; background: #f6f7f9; padding: .3em; }
+li.call { list-style: "⚙ "; background: #f6f7f9; padding: .2em .4em; } li.checks { color: #555; }
+.label { font-size: 11px; color: #777; } tr.missing td, tr.differs td { background: #fdecea; }
 .latency { color: #777; font-size: 12px; } td { vertical-align: top; }
 """
 

@@ -5,8 +5,12 @@ from scorelake.transforms.scoring._action_match import (
     SCORER_VERSION,
     ActionMatch,
     ActionMatchUndefined,
+    Difference,
+    ItemComparison,
     TextFlags,
     compare,
+    differences,
+    item_comparisons,
     match_scalar,
 )
 from scorelake.transforms.scoring._policy import RECORDED, Policy
@@ -15,5 +19,5 @@ from scorelake.transforms.scoring._rollup import SCENARIO_FACTS, rate_counts
 from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
 from scorelake.transforms.scoring._signals import as_scores, with_scores
 
-__all__ = ["NEMO_SIGNALS", "RECORDED", "SCENARIO_FACTS", "SCORER_VERSION", "ActionMatch", "ActionMatchUndefined",
+__all__ = ["NEMO_SIGNALS", "RECORDED", "SCENARIO_FACTS", "SCORER_VERSION", "ActionMatch", "ActionMatchUndefined", "Difference", "ItemComparison", "differences", "item_comparisons",
            "Policy", "REVIEW_COLUMNS", "Signal", "TextFlags", "as_scores", "compare", "match_scalar", "rate_counts", "review_columns", "split_reviewed", "with_scores"]

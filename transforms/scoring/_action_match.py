@@ -182,3 +182,86 @@ def _pairing(refs: list, preds: Any, flags: TextFlags) -> tuple[tuple[int | None
                 break
         pairs.append(found)
     return tuple(pairs), raised_at, error
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where a prediction item falls short of a reference item, by the comparator's rules."""
+
+    path: str  # the key path into the reference item: "resolution_details", "items[0].qty"
+    kind: str  # missing key | other value | other type | no element left
+    expected: Any
+    actual: Any = None
+
+
+def differences(reference: Any, prediction: Any, flags: TextFlags, path: str = "") -> list[Difference]:
+    """Every place ``prediction`` does not match ``reference`` as ``match_item`` compares them (extra
+    keys in the prediction are allowed, list elements are paired greedily first-fit, each unmatched
+    one against the closest element left)."""
+    if isinstance(reference, dict):
+        if not isinstance(prediction, dict):
+            return [Difference(path or "(item)", "other type", reference, prediction)]
+        found = []
+        for key, value in reference.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key not in prediction:
+                found.append(Difference(where, "missing key", value))
+            elif not match_item(value, prediction[key], flags):
+                found += differences(value, prediction[key], flags, where)
+        return found
+    if isinstance(reference, list):
+        if not isinstance(prediction, list):
+            return [Difference(path or "(item)", "other type", reference, prediction)]
+        used: set[int] = set()
+        found = []
+        for i, element in enumerate(reference):
+            hit = next((j for j, p in enumerate(prediction) if j not in used and match_item(element, p, flags)), None)
+            if hit is not None:
+                used.add(hit)
+                continue
+            left = [j for j in range(len(prediction)) if j not in used]
+            if not left:
+                found.append(Difference(f"{path}[{i}]", "no element left", element))
+                continue
+            closest = min(left, key=lambda j: len(differences(element, prediction[j], flags)))
+            found += differences(element, prediction[closest], flags, f"{path}[{i}]")
+        return found
+    return [] if match_scalar(reference, prediction, flags) else [Difference(path or "(item)", "other value",
+                                                                               reference, prediction)]
+
+
+@dataclass(frozen=True)
+class ItemComparison:
+    """One reference item against the prediction item matched to it, or else the closest one."""
+
+    ordinal: int  # 1-based, the reference item's
+    reference: Any
+    prediction: Any  # None: no prediction item at all
+    prediction_ordinal: int | None
+    matched: bool
+    differences: tuple[Difference, ...] = ()
+
+
+def item_comparisons(reference: Any, prediction: Any, flags: TextFlags) -> tuple[list[ItemComparison], list[tuple[int, Any]]]:
+    """ACTION_MATCH item by item, as the comparator saw the items (unwrapped, the last prediction
+    item alone against a single reference item): each reference item with its matched prediction
+    item, or the closest unmatched one and what differs; and the other prediction items no reference
+    item took (ordinal, item), which fail the scenario under strict matching."""
+    outcome = compare(reference, prediction, flags)
+    predictions = list(outcome.predictions)
+    taken = {j for j in outcome.matched if j is not None}
+    items = []
+    for i, (ref, matched) in enumerate(zip(outcome.references, outcome.matched), start=1):
+        if matched is not None:
+            items.append(ItemComparison(i, ref, predictions[matched], matched + 1, True))
+            continue
+        left = [j for j in range(len(predictions)) if j not in taken] or list(range(len(predictions)))
+        if not left:
+            items.append(ItemComparison(i, ref, None, None, False))
+            continue
+        closest = min(left, key=lambda j: len(differences(ref, predictions[j], flags)))
+        items.append(ItemComparison(i, ref, predictions[closest], closest + 1, False,
+                                    tuple(differences(ref, predictions[closest], flags))))
+    shown = taken | {c.prediction_ordinal - 1 for c in items if c.prediction_ordinal is not None}
+    extra = [(j + 1, p) for j, p in enumerate(predictions) if j not in shown]
+    return items, extra

@@ -59,14 +59,35 @@ def _call(call: dict) -> tuple[str | None, str | None, Any]:
     return call.get("id"), function.get("name"), function.get("arguments")
 
 
-def tool_call_rows(key: dict, side: str, messages: list) -> list[dict]:
+def _heard(messages: list, heard_turns: list[str] | None) -> list[int]:
+    """Per message, how many of the other party's turns came before it (and with it): its context's
+    user messages (in a simulated user's own context, the agent's words are its user messages),
+    each matched by its text to the next of ``heard_turns`` (the transcript's turns of the other
+    party) when given, since a runner's context can hold messages the transcript has not (a
+    synthetic opening "Hello") and miss some it has."""
+    counts, heard, at = [], 0, 0
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "user" and message.get("content"):
+            if heard_turns is None:
+                heard += 1
+            else:
+                text = (_text(message.get("content")) or "").strip()
+                match = next((i for i in range(at, len(heard_turns)) if (heard_turns[i] or "").strip() == text), None)
+                if match is not None:
+                    heard = at = match + 1
+        counts.append(heard)
+    return counts
+
+
+def tool_call_rows(key: dict, side: str, messages: list, heard_turns: list[str] | None = None) -> list[dict]:
     """Every tool call of an LLM message list, in order, with the result the tool returned (the
-    ``tool`` message answering its id)."""
+    ``tool`` message answering its id) and the turn of the other party it answers (see ``_heard``)."""
     results = {}
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "tool":
             results[message.get("tool_call_id") or message.get("id")] = _text(message.get("content"))
     rows = []
+    heard = _heard(messages, heard_turns)
     for index, message in enumerate(messages):
         calls = message.get("tool_calls") if isinstance(message, dict) else None
         for call in calls if isinstance(calls, list) else []:
@@ -79,7 +100,7 @@ def tool_call_rows(key: dict, side: str, messages: list) -> list[dict]:
                 except ValueError:
                     pass
             rows.append({**key, "side": side, "ordinal": len(rows) + 1, "message_index": index,
-                         "call_id": _text(call_id), "name": _text(name),
+                         "replies_to_turn": heard[index], "call_id": _text(call_id), "name": _text(name),
                          "arguments_json": json.dumps(arguments, ensure_ascii=False),
                          "result": results.get(call_id), "requestor": _text(call.get("requestor"))})
     return rows
@@ -132,6 +153,6 @@ def action_verdict_rows(key: dict, action: ActionMatch) -> list[dict]:
                      "side": _text(reference.get("side")) if isinstance(reference, dict) else None,
                      "passed": matched is not None, "expected_json": json.dumps(reference, ensure_ascii=False),
                      "actual_json": None if matched is None else json.dumps(prediction, ensure_ascii=False),
-                     "detail": None if matched is not None else "no prediction item matched this reference item",
+                     "arguments_json": None, "detail": None if matched is not None else "no prediction item matched this reference item",
                      "error": None})
     return rows

@@ -21,6 +21,7 @@ from typing import Iterator
 import duckdb
 import polars as pl
 
+from scorelake.transforms.columns import empty_frame
 from scorelake.transforms.errors import InvalidArgument, NotFound, QueryLimitHit
 from scorelake.transforms.warehouse._faults import crash_point
 from scorelake.transforms.warehouse._history import CommitLog
@@ -110,6 +111,21 @@ def fetch(con: duckdb.DuckDBPyConnection, query: str, params: object, timeout_s:
     finally:
         if timer:
             timer.cancel()
+
+
+def _with_declared_columns(con: duckdb.DuckDBPyConnection, table: str, source: str) -> str:
+    """A query of ``source`` with every column ``table`` declares: a table an older scorelake wrote
+    (or a past version of one) lacks the newer columns, NULL here until a write command rewrites the
+    table to its declared schema, so the views bind to it all the same."""
+    stored = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    declared = empty_frame(table).to_arrow()
+    con.register("declared_columns", declared)
+    try:
+        types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE declared_columns)").fetchall())
+    finally:
+        con.unregister("declared_columns")
+    fills = "".join(f", NULL::{types[name]} AS {name}" for name in declared.column_names if name not in stored)
+    return f"SELECT *{fills} FROM {source}"
 
 
 def _bound_files(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -319,11 +335,14 @@ class Views:
         con = duckdb.connect()
         try:
             files = self.files(versions) if self.tables.is_local else {}
-            tables = self.table_views(files)
+            for _, statement in self.table_views(files):
+                con.execute(statement.replace("VIEW delta_", "VIEW stored_", 1))
             for table in TABLES if not self.tables.is_local else ():
                 # DuckDB reads object storage only through an extension: hand it Arrow datasets
-                con.register(f"delta_{table}", self._arrow_dataset(table, versions.get(table)))
-            for _, statement in tables + self.statements():
+                con.register(f"stored_{table}", self._arrow_dataset(table, versions.get(table)))
+            for table in TABLES:
+                con.execute(f"CREATE VIEW delta_{table} AS {_with_declared_columns(con, table, f'stored_{table}')}")
+            for _, statement in self.statements():
                 con.execute(statement)
         except (DeltaError, OSError, duckdb.IOException) as exc:
             con.close()

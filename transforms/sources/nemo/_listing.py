@@ -25,8 +25,8 @@ SCENARIO_INPUTS = (
 )
 # Part of a session's fingerprint: a reader that extracts more from the same files re-reads sessions
 # an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input;
-# 4: the definition's lineage).
-NEMO_READER_VERSION = "4"
+# 4: the definition's lineage; 5: where each tool call falls in the transcript).
+NEMO_READER_VERSION = "5"
 
 METRICS_AT = SCENARIO_INPUTS.index("metrics.json")
 

@@ -131,14 +131,18 @@ def _verdict_rows(src: ScenarioSource) -> list[dict[str, Any]]:
     base = {"run_id": src.run.session.run_id, "generation": src.run.generation,
             "scenario_name": src.metrics.scenario_name}
     rows = []
+    defined = src.metadata.db_state_assertions or []  # evaluated in this order (run-format.md §9)
     for i, v in enumerate(src.metrics.db_state_assertion_verdicts or []):
+        spec = defined[i] if i < len(defined) and isinstance(defined[i], dict) else {}
         rows.append({**base, "kind": "db_state_assertion", "ordinal": i + 1, "label": v.func_name,
                      "side": v.side, "passed": v.passed, "expected_json": json.dumps(v.expected),
-                     "actual_json": json.dumps(v.actual), "detail": v.message, "error": v.error})
+                     "actual_json": json.dumps(v.actual),
+                     "arguments_json": json.dumps(spec["arguments"], ensure_ascii=False) if "arguments" in spec else None,
+                     "detail": v.message, "error": v.error})
     for i, v in enumerate((src.judge.nl_assertion_verdicts if src.judge else None) or []):
         rows.append({**base, "kind": "nl_assertion", "ordinal": v.index if v.index is not None else i + 1,
                      "label": v.assertion, "side": None, "passed": v.passed, "expected_json": None,
-                     "actual_json": None, "detail": v.reason, "error": None})
+                     "actual_json": None, "arguments_json": None, "detail": v.reason, "error": None})
     return rows
 
 
@@ -204,10 +208,13 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
             1 for m in agent if isinstance(m, dict) and m.get("role") == "assistant")
 
     key = {"run_id": run.session.run_id, "generation": run.generation, "scenario_name": metrics.scenario_name}
+    turns = turn_rows(key, docs["metrics"].get("turns") or [], docs["metrics"].get("latencies"))
+    said = {side: [t["text"] for t in turns if (t["role"] == "user") == (side == "user")] for side in ("user", "agent")}
     evidence = {
-        "turns": turn_rows(key, docs["metrics"].get("turns") or [], docs["metrics"].get("latencies")),
+        "turns": turns,
+        # each side's calls placed in the transcript by the other side's words its context heard
         "tool_calls": [row for side, messages in contexts.items() if isinstance(messages, list)
-                       for row in tool_call_rows(key, side, messages)],
+                       for row in tool_call_rows(key, side, messages, said["agent" if side == "user" else "user"])],
         "judge_results": [judge_row(key, docs["judge"])] if isinstance(docs.get("judge"), dict) else [],
         "judge_inputs": judge_input_row(key, docs["judge"], metadata.nl_assertions)
         if isinstance(docs.get("judge"), dict) else [],

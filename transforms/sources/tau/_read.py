@@ -170,7 +170,9 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
             spec = a.env_assertion
             verdicts.append(_verdict(session, generation, name, "db_state_assertion", i, label=spec.get("func_name"),
                                      side=spec.get("env_type"), passed=a.met,
-                                     expected_json=json.dumps(spec.get("assert_value")), detail=spec.get("message")))
+                                     expected_json=json.dumps(spec.get("assert_value")),
+                                     arguments_json=json.dumps(spec["arguments"]) if "arguments" in spec else None,
+                                     detail=spec.get("message")))
     if info.nl_assertions is not None:
         row.update(judge_ran=True, nl_total=len(info.nl_assertions), nl_passed=sum(a.met for a in info.nl_assertions))
         for i, a in enumerate(info.nl_assertions, 1):
