@@ -43,6 +43,18 @@ def _say_nothing(_: str) -> None:
     pass
 
 
+MAX_PHRASE = 500  # characters of a search phrase
+
+
+def _phrase(q: str | None) -> str | None:
+    """A search phrase as the queries take it: None when empty; refused when longer than MAX_PHRASE."""
+    if q is None or not q.strip():
+        return None
+    if len(q) > MAX_PHRASE:
+        raise InvalidArgument(f"search phrase of {len(q)} characters: at most {MAX_PHRASE}")
+    return q.strip()
+
+
 class Warehouse:
     """A scorelake warehouse: ``scorelake.open(path_or_url, as_of=None)``.
 
@@ -148,18 +160,37 @@ class Warehouse:
 
     def run_scenarios(self, run: str, policy: str = RECORDED, *, failed_only: bool = False,
                       domain: str | None = None, signal: str | None = None, sort: str = "position",
-                      limit: int = 100, offset: int = 0) -> pl.DataFrame:
+                      limit: int = 100, offset: int = 0, q: str | None = None) -> pl.DataFrame:
         """One page of a run's scenarios under ``policy``, filtered in DuckDB: only the failed ones
         (the composite False), one domain, one failed signal (a ``success_breakdown`` name, or
-        ``stalled``); sorted by ``position`` (the run's order), ``name``, ``domain``, ``judge_score``,
-        ``agent_turns`` or ``outcome``. ``matching`` counts the rows the filters leave."""
+        ``stalled``), those whose transcript, judge reason or tool calls hold the phrase ``q``
+        (case-insensitive); sorted by ``position`` (the run's order), ``name``, ``domain``,
+        ``judge_score``, ``agent_turns`` or ``outcome``. ``matching`` counts the rows the filters
+        leave; ``judge_error`` marks a scenario whose judge failed (not the agent)."""
         if sort not in SCENARIO_SORTS:
             raise InvalidArgument(f"sort by '{sort}': choose one of {', '.join(SCENARIO_SORTS)}")
         with self.connection():
             policy_id = self._scoped(policy, run)
             return self._query("run_scenarios", run_id=run, policy_id=policy_id, failed_only=failed_only,
                                domain=domain, signal=signal, sort=sort, limit=max(int(limit), 0),
-                               offset=max(int(offset), 0))
+                               offset=max(int(offset), 0), q=_phrase(q))
+
+    def search(self, q: str, run: str | None = None, policy: str = RECORDED, limit: int = 100) -> pl.DataFrame:
+        """The scenarios (of ``run``, or of every run) whose transcript, judge reason or tool calls
+        hold the phrase ``q`` (case-insensitive): run, scenario, domain, outcome, how many places
+        hold it, where it was found first and the text around it."""
+        phrase = _phrase(q)
+        if phrase is None:
+            raise InvalidArgument("search for what? give a phrase")
+        with self.connection():
+            policy_id = self._scoped(policy, run) if run else self.policy_id(policy)
+            return self._query("search", q=phrase, run_id=run, policy_id=policy_id, limit=max(int(limit), 1))
+
+    def judge_error_counts(self, policy: str = RECORDED) -> pl.DataFrame:
+        """Per run, its scenarios whose judge failed under ``policy`` (``judge_errors``) and those the
+        judge alone failed (``judge_only``); runs without any have no row."""
+        with self.connection():
+            return self._query("run_judge_errors", policy_id=self.policy_id(policy))
 
     def evidence(self, run: str, scenario: str, policy: str = RECORDED) -> Evidence:
         """Everything behind one scenario's verdict: its scored row, item verdicts, the judge's own

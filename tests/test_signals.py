@@ -144,6 +144,7 @@ def test_rate_counts_follow_the_summary_rules():
         "nl_assertion_passed": 0, "nl_assertion_total": 0, "judge_passed_passed": 1, "judge_passed_total": 1,
         "clean_exit_passed": 1, "clean_exit_total": 2, "communicate_passed": 0, "communicate_total": 0,
         "judge_score_sum": 0.95, "judge_scored": 1,
-        "agent_tokens": 22, "user_tokens": 0,
+        "agent_tokens": 22, "user_tokens": 0, "gating_signals": sorted(BASE["success_signals"]),
     }
+    assert e["gating_signals"] == ["judge_passed"]  # the signals that gate the domain: its whitelist
     assert (e["scenarios"], e["success_passed"], e["success_total"], e["clean_exit_total"]) == (1, 0, 0, 1)

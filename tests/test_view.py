@@ -180,3 +180,30 @@ def test_the_app_answers_as_the_warehouse_stood_at_a_version(warehouse, site):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_search_the_marks_the_diff_and_the_timeline_in_chromium(site, browser):
+    """Search from the runs page, see a judge outage marked, read ACTION_MATCH's missing key and a
+    tool call in its place in the conversation."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{site}/")
+    browser.find_element(By.ID, "q").send_keys("ORD-54321")
+    browser.find_element(By.ID, "search").click()
+    WebDriverWait(browser, 30).until(lambda b: "/search" in b.current_url)
+    assert "customer_service__order_delay" in browser.find_element(By.ID, "results").text
+    browser.get(f"{site}/runs/{BASELINE}")
+    row = next(r for r in browser.find_elements(By.CSS_SELECTOR, "#scenarios tr")
+               if "qa__telephone_inventor" in r.text)
+    assert "judge error" in row.text
+    browser.get(f"{site}/runs/{BASELINE}/scenarios/customer_service__order_delay")
+    missing = browser.find_element(By.CSS_SELECTOR, "table.action-keys tr.missing")
+    assert missing.text.startswith("resolution_details") and "Informed customer" in missing.text
+    browser.get(f"{site}/runs/{BASELINE}/scenarios/tau2_retail__22")
+    moments = browser.find_elements(By.CSS_SELECTOR, "ol.transcript > li")
+    kinds = [m.get_attribute("class").split()[0] for m in moments]
+    first_call = kinds.index("call")
+    assert kinds[:first_call] == ["turn", "turn"] and kinds[first_call + 1] == "turn"  # after the user's request
+    assert "modify_user_address" in moments[first_call].text and "arguments" in moments[first_call].text
+    assert kinds[-1] == "checks"

@@ -279,6 +279,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "judge_scored": I64,
         "agent_tokens": I64,
         "user_tokens": I64,
+        # the signals that gate success there (the union of its scenarios' whitelists under the policy)
+        "gating_signals": StrList,
     },
     # Every judgement a judge made through `scorelake rejudge` (the runs' own judge_result.json are
     # the built-in judge `recorded`, in judge_results). Not run-scoped: a judgement belongs to the

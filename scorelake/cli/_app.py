@@ -41,7 +41,8 @@ def err():
     """The console for messages (rich, for their colours: imported only when there is one to print)."""
     from rich.console import Console
 
-    return Console(stderr=True, soft_wrap=True)  # a message is one line, however narrow the terminal
+    # wrapped to a terminal's width as the tables are; in a pipe or a log, one line each (greppable)
+    return Console(stderr=True, soft_wrap=not sys.stderr.isatty())
 
 
 def say(line: str) -> None:

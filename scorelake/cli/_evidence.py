@@ -16,6 +16,8 @@ from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
 
+SEARCH_LIMIT = 1000  # scenarios `show --grep` lists
+
 
 class ShowFormat(StrEnum):
     text = "text"
@@ -25,10 +27,14 @@ class ShowFormat(StrEnum):
 
 @command
 def show(
-    run: Annotated[str, typer.Argument(help="Run id: the session directory (or results file) name")],
+    run: Annotated[Optional[str], typer.Argument(help="Run id: the session directory (or results file) name "
+                                                      "[default: with --grep, every run]")] = None,
     scenario: Annotated[Optional[str], typer.Argument(help="A scenario of the run [default: with --failed, all]")] = None,
     failed: Annotated[bool, typer.Option("--failed", help="List the run's failed scenarios and the signals that "
                                                           "failed them")] = False,
+    grep: Annotated[Optional[str], typer.Option(
+        "--grep", help="List the scenarios (of RUN, or of every run) whose transcript, judge reason or tool calls "
+                       "hold this phrase (case-insensitive)")] = None,
     policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
@@ -36,7 +42,8 @@ def show(
 ) -> None:
     """Why a scenario passed or failed: each signal with its verdict and evidence (judge score and
     reason, NL assertions, DB predicates and hashes, unmatched reference actions, stop reason,
-    agent turns), then the transcript and the tool calls. With --failed: the run's failed scenarios.
+    agent turns), then the timeline of turns and tool calls. With --failed: the run's failed scenarios;
+    with --grep PHRASE: the scenarios whose transcript, judge reason or tool calls mention it.
 
     Example: scorelake show eval_20260904_080000 qa__telephone_inventor
     """
@@ -44,6 +51,23 @@ def show(
     from scorelake.transforms.render import explain, explain_html, explain_text
 
     wh = scorelake.open(warehouse, as_of)
+    if grep is not None:
+        found = wh.search(grep, run, policy, limit=SEARCH_LIMIT)
+        if fmt is ShowFormat.json:
+            sys.stdout.write(json.dumps(found.to_dicts(), default=str, indent=2) + "\n")
+            return
+        if found.is_empty():
+            print(f"no scenario{' of ' + run if run else ''} mentions '{grep}' in its transcript, judge reason or tool calls")
+            return
+        outcome = {True: "passed", False: "failed"}
+        cells = [[r["run_id"], r["scenario_name"], outcome.get(r["is_successful"], "n/a"), str(r["hits"]), r["place"],
+                  " ".join((r["snippet"] or "").split())] for r in found.iter_rows(named=True)]
+        more = f" (the first {SEARCH_LIMIT})" if found.height >= SEARCH_LIMIT else ""
+        show_grid(Grid(["run", "scenario", "outcome", "places", "first found in", "around it"], cells,
+                       f"{found.height} scenario(s){more} mention '{grep}' (policy {policy})", right={"places"}))
+        return
+    if run is None:
+        fail("give a RUN (and a SCENARIO, or --failed), or --grep PHRASE", 2)
     if scenario is None:
         if not failed:
             fail("give a SCENARIO, or --failed to list the run's failed scenarios", 2)

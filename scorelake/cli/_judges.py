@@ -166,10 +166,19 @@ def compare_judges(
                     "judge errors", "precision", "recall"], cells, f"judge A {c.judge_a} vs judge B {c.judge_b}",
                    right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors", "precision", "recall"})
               .without_empty_columns())
-    flips = [f"{r['run_id']}/{r['scenario_name']}" + ("" if r["assertion_index"] is None else
-                                                      f" #{r['assertion_index']}")
-             + f" ({'A' if r['passed_a'] else 'B'} passes)" for r in c.flips.iter_rows(named=True)]
-    print(wrapped(f"flipped verdicts, {len(flips)}: {', '.join(flips) or 'none'}"))
+    if c.flips.is_empty():
+        print("flipped verdicts: none")
+    else:
+        verdict = lambda passed, error: ("pass" if passed else "fail") + (" (judge error)" if error else "")  # noqa: E731
+        score = lambda v: "" if v is None else f"{v:g}"  # noqa: E731
+        cells = [[r["run_id"], r["scenario_name"], r["kind"].replace("_", " ")
+                  + ("" if r["assertion_index"] is None else f" #{r['assertion_index']}"),
+                  verdict(r["passed_a"], r["error_a"]), score(r["score_a"]), verdict(r["passed_b"], r["error_b"]),
+                  score(r["score_b"])] for r in c.flips.iter_rows(named=True)]
+        print()
+        show_grid(Grid(["run", "scenario", "verdict", "A", "A score", "B", "B score"], cells,
+                       f"flipped verdicts, {c.flips.height}: one a line", right={"A score", "B score"})
+                  .without_empty_columns())
     if c.sweep is not None:
         rows = [[f"{r['threshold']:g}", str(r["passes"]), str(r["pairs"]), pct(round(r["agreement"] * r["pairs"]),
                                                                               r["pairs"]), fmt_kappa(r)]

@@ -55,11 +55,27 @@ DOMAIN_RATES = [("success", "success"), ("task", "task"), ("action match", "acti
                 ("communicate", "communicate")]
 
 
+# rate_rollup column prefix -> the success_breakdown name its whitelist entry has
+_GATES = {"action_match": "is_action_match", "db_state_match": "db_state_match",
+          "db_state_assertion": "db_state_assertion", "nl_assertion": "nl_assertion", "judge_passed": "judge_passed",
+          "clean_exit": "clean_exit", "communicate": "communicate"}
+
+
 def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    """Each domain's rates, a signal that gates its success (its whitelist) marked with *: the others
+    are reported but do not count, so judge passed 0% beside success 67% is no contradiction."""
+    def cell_of(r: dict, rate: str) -> str:
+        text = pct(r[f"{rate}_passed"], r[f"{rate}_total"])
+        gates = _GATES.get(rate) in (r.get("gating_signals") or ())
+        return f"{text}*" if text and gates else f"{text} " if text else text
+
     headers = ["domain", "n", *(header for header, _ in DOMAIN_RATES), "stalled"]
-    cells = [[r["domain"], str(r["scenarios"]), *(pct(r[f"{rate}_passed"], r[f"{rate}_total"]) for _, rate in DOMAIN_RATES),
-              str(r["stalled"])] for r in rows]
-    return Grid(headers, cells, f"{run_id} (policy {policy})", right=set(headers[1:])).without_empty_columns()
+    cells = [[r["domain"], str(r["scenarios"]), *(cell_of(r, rate) for _, rate in DOMAIN_RATES), str(r["stalled"])]
+             for r in rows]
+    marked = any(r.get("gating_signals") for r in rows)
+    return Grid(headers, cells, f"{run_id} (policy {policy})" + ("; * gates success (the domain's whitelist)"
+                                                                 if marked else ""),
+                right=set(headers[1:])).without_empty_columns()
 
 
 def _signal_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:

@@ -25,6 +25,7 @@ from scorelake.transforms.render import explain
 from scorelake.web import _pages as pages
 
 PAGE_SIZE = 100
+SEARCH_LIMIT = 200  # scenarios a search page lists
 
 
 def is_loopback(host: str) -> bool:
@@ -92,7 +93,12 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         return endpoint
 
     def runs(request: Request, policy: str) -> str:
-        return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, token)
+        return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, token, wh.judge_error_counts(policy))
+
+    def search(request: Request, policy: str) -> str:
+        q = request.query_params.get("q") or None
+        found = wh.search(q, policy=policy, limit=SEARCH_LIMIT) if q else None
+        return pages.search_page(q, found, policy, token, SEARCH_LIMIT)
 
     def run(request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
@@ -101,9 +107,9 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         if not 0 <= offset <= MAX_OFFSET:
             raise scorelake.InvalidArgument(f"offset {q.get('offset')}: between 0 and {MAX_OFFSET}")
         query = {"failed": q.get("failed") == "1", "domain": q.get("domain") or None, "signal": q.get("signal") or None,
-                 "sort": q.get("sort") or "position", "offset": offset}
+                 "sort": q.get("sort") or "position", "offset": offset, "q": q.get("q") or None}
         rows = wh.run_scenarios(run_id, policy, failed_only=query["failed"], domain=query["domain"],
-                                signal=query["signal"], sort=query["sort"], limit=page_size, offset=offset)
+                                signal=query["signal"], sort=query["sort"], limit=page_size, offset=offset, q=query["q"])
         domains = wh.rates(run=run_id, policy=policy)["domain"].to_list()
         return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, token, page_size)
 
@@ -213,6 +219,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         Route("/runs/{run}/flaky", guarded(flaky)),
         Route("/runs/{run}/scenarios/{scenario:path}", guarded(scenario)),  # a tau2 task id may hold a /
         Route("/compare", guarded(compare)),
+        Route("/search", guarded(search)),
     ]
     if review:
         routes += [Route("/review", guarded(queue), methods=["GET"]), Route("/review", record, methods=["POST"]),

@@ -67,9 +67,28 @@ def _points(delta: float | None) -> str:
     return "" if delta is None else f"{delta * 100:+.1f} pts"
 
 
-def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str | None) -> str:
-    """Every run, newest first, with its domains' composite and task rates."""
-    parts = ["<h1>Runs</h1>"]
+def search_form(action: str, q: str | None, policy: str, token: str | None, keep: dict | None = None) -> str:
+    """A search box: the scenarios whose transcript, judge reason or tool calls hold a phrase."""
+    hidden = "".join(f'<input type="hidden" name="{k}" value="{esc(v)}">'
+                     for k, v in {**(keep or {}), "policy": policy, "token": token}.items() if v not in (None, "", False))
+    return (f'<form class="filters search" method="get" action="{esc(action)}">{hidden}'
+            f'<input name="q" id="q" value="{esc(q or "")}" placeholder="a phrase in a transcript, judge reason or '
+            'tool call" size="40" maxlength="500"><button type="submit" id="search">search</button></form>')
+
+
+def _judge_errors_text(errors: dict | None) -> str:
+    if not errors:
+        return ""
+    alone = f", {errors['judge_only']} failed by the judge alone" if errors["judge_only"] else ""
+    return f'<span class="mark judge-errors">{errors["judge_errors"]} judge error(s){alone}</span>'
+
+
+def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str | None,
+              judge_errors: pl.DataFrame | None = None) -> str:
+    """Every run, newest first: when it ran, its source, group and size, its judge errors, and its
+    domains' composite and task rates."""
+    errors = {r["run_id"]: r for r in (judge_errors.iter_rows(named=True) if judge_errors is not None else ())}
+    parts = ["<h1>Runs</h1>", search_form("/search", None, policy, token)]
     ids = runs["run_id"].to_list()
     if len(ids) >= 2:
         parts.append(f'<p><a href="{link("/compare", a=ids[-2], b=ids[-1], policy=policy, token=token)}">'
@@ -82,9 +101,11 @@ def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str |
             f"<td class=num>{_pct(r['task_passed'], r['task_total'])}</td><td class=num>{r['stalled']}</td></tr>"
             for r in rows.iter_rows(named=True))
         href = link(f"/runs/{segment(run['run_id'])}", policy=policy, token=token)
+        started = str(run["session_started_at"])[:16] if run.get("session_started_at") else "no start time recorded"
         parts.append(f'<h2 class="run"><a href="{href}">{esc(run["run_id"])}</a></h2>'
-                     f"<p>{esc(run['source'])}, group {esc(run['run_group'])}, {run['n_scenarios']} scenarios, "
-                     f"{run['n_quarantined']} quarantined, {esc(run['status'])}</p>"
+                     f'<p class="run-info">{esc(started)} · {esc(run["source"])} · group {esc(run["run_group"])} · '
+                     f"{run['n_scenarios']} scenarios, {run['n_quarantined']} quarantined · {esc(run['status'])} "
+                     f"{_judge_errors_text(errors.get(run['run_id']))}</p>"
                      "<table><tr><th>domain</th><th>n</th><th>success</th><th>task</th><th>stalled</th></tr>"
                      f"{cells}</table>")
     return "\n".join(parts)
@@ -96,7 +117,7 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
     matching = rows["matching"][0] if rows.height else 0
     offset = query.get("offset", 0)
     base = f"/runs/{segment(run)}"
-    keep = {k: query.get(k) for k in ("failed", "domain", "signal", "sort")}
+    keep = {k: query.get(k) for k in ("failed", "domain", "signal", "sort", "q")}
     domain_options = '<option value="">every domain</option>' + "".join(
         f'<option value="{esc(d)}"{" selected" if d == query.get("domain") else ""}>{esc(d)}</option>' for d in domains)
     signal_options = '<option value="">any signal</option>' + "".join(
@@ -112,6 +133,7 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
             f'<select name="domain" id="domain">{domain_options}</select>'
             f'<select name="signal" id="signal">{signal_options}</select>'
             f'<label>sort <select name="sort" id="sort">{sort_options}</select></label>'
+            f'<input name="q" id="q" value="{esc(query.get("q") or "")}" placeholder="a phrase" size="24" maxlength="500">'
             '<button type="submit" id="apply">apply</button></form>')
     body = []
     for r in rows.iter_rows(named=True):
@@ -120,8 +142,10 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
         href = link(f"{base}/scenarios/{segment(r['scenario_name'])}", policy=policy, token=token)
         score = "" if r["judge_score"] is None else f"{r['judge_score']:.2f}"
         turns = "" if r["agent_turns"] is None else r["agent_turns"]
+        mark = ' <span class="mark judge-error" title="the judge failed (upstream scored it 0.0), not the agent">' \
+               'judge error</span>' if r.get("judge_error") else ""
         body.append(f'<tr class="{outcome}"><td><a class="scenario" href="{href}">{esc(r["scenario_name"])}</a></td>'
-                    f"<td>{outcome}</td><td>{esc(r['domain'])}</td><td>{esc(failed_by)}</td>"
+                    f"<td>{outcome}{mark}</td><td>{esc(r['domain'])}</td><td>{esc(failed_by)}</td>"
                     f"<td class=num>{score}</td><td class=num>{turns}</td><td>{esc(r['stop_reason'])}</td></tr>")
     pager = []
     if offset > 0:
@@ -161,6 +185,23 @@ def _histogram_svg(histogram: pl.DataFrame) -> str:
         parts.append(f'<text x="{i * bar + 2:.1f}" y="{height + 14}" font-size="10" fill="#555">'
                      f'{"≥ " if r["high_ms"] is None else ""}{_ms(r["low_ms"])} ms</text>')
     return "".join(parts) + "</svg>"
+
+
+def search_page(q: str | None, found: pl.DataFrame | None, policy: str, token: str | None, limit: int) -> str:
+    """Scenarios of every run whose transcript, judge reason or tool calls hold a phrase."""
+    form = search_form("/search", q, policy, token)
+    if found is None:
+        return f"<h1>Search</h1>{form}"
+    rows = "".join(
+        f'<tr><td>{esc(r["run_id"])}</td><td><a href="'
+        + link(f"/runs/{segment(r['run_id'])}/scenarios/{segment(r['scenario_name'])}", policy=policy, token=token)
+        + f'">{esc(r["scenario_name"])}</a></td><td>{esc(r["domain"])}</td>'
+        f'<td>{ {True: "passed", False: "failed"}.get(r["is_successful"], "n/a")}</td><td class=num>{r["hits"]}</td>'
+        f'<td>{esc(r["place"])}</td><td>{esc(r["snippet"])}</td></tr>' for r in found.iter_rows(named=True))
+    more = f"<p class=\"note\">The first {limit} shown.</p>" if found.height >= limit else ""
+    return (f"<h1>Search</h1>{form}<p id=\"found\">{found.height} scenario(s) mention “{esc(q)}”</p>{more}"
+            '<table id="results"><tr><th>run</th><th>scenario</th><th>domain</th><th>outcome</th><th>places</th>'
+            f"<th>first found in</th><th>around it</th></tr>{rows}</table>")
 
 
 def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slowest: pl.DataFrame, policy: str,

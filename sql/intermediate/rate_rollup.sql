@@ -1,7 +1,7 @@
 -- Every rate of a run and policy, per domain bucket and over the whole run (domain = '(all)'),
 -- each with its runner denominator and a Wilson 95% interval, added up from rate_counts (where
 -- stalled scenarios are already failures in the composite and task rates and skipped in every
--- per-signal rate, as in all_summary.txt).
+-- per-signal rate, as in all_summary.txt), with the signals that gate success there.
 WITH counts AS (
     -- rate_counts rows are one per run, policy and domain already: only the whole-run row is a sum
     SELECT * EXCLUDE (generation, judge_score_sum), judge_score_sum / nullif(judge_scored, 0) AS judge_score_mean
@@ -11,8 +11,9 @@ WITH counts AS (
         run_id,
         policy_id,
         '(all)' AS domain,
-        CAST(sum(COLUMNS(* EXCLUDE (run_id, generation, policy_id, domain, judge_score_sum))) AS BIGINT),
-        sum(judge_score_sum) / nullif(sum(judge_scored), 0) AS judge_score_mean
+        CAST(sum(COLUMNS(* EXCLUDE (run_id, generation, policy_id, domain, judge_score_sum, gating_signals))) AS BIGINT),
+        sum(judge_score_sum) / nullif(sum(judge_scored), 0) AS judge_score_mean,
+        list_sort(list_distinct(flatten(list(gating_signals)))) AS gating_signals
     FROM stg_rate_counts
     GROUP BY run_id, policy_id
 )
@@ -47,6 +48,7 @@ SELECT
     communicate_passed, communicate_total, communicate_passed / nullif(communicate_total, 0) AS communicate_rate,
     wilson_low(communicate_passed, communicate_total) AS communicate_ci_low,
     wilson_high(communicate_passed, communicate_total) AS communicate_ci_high,
-    judge_score_mean, judge_scored, agent_tokens, user_tokens
+    judge_score_mean, judge_scored, agent_tokens, user_tokens,
+    gating_signals  -- the signals that gate success (the whitelists); NULL for counts an older scorelake wrote
 FROM counts
 LEFT JOIN stg_policies AS p USING (policy_id)

@@ -1,5 +1,6 @@
 -- `scorelake rates --by domain`: the per-domain rates of one policy, optionally of one run: the
--- composite, task success and every signal's rate, each with its counts.
+-- composite, task success and every signal's rate, each with its counts, and the signals that gate
+-- success in the domain (its whitelist).
 SELECT run_id, domain, scenarios,
        success_passed, success_total, success_rate,
        task_passed, task_total, task_success_rate,
@@ -10,7 +11,7 @@ SELECT run_id, domain, scenarios,
        judge_passed_passed, judge_passed_total, judge_passed_rate,
        clean_exit_passed, clean_exit_total, clean_exit_rate,
        communicate_passed, communicate_total, communicate_rate,
-       stalled
+       stalled, gating_signals
 FROM domain_rates
 WHERE policy_id = $policy_id AND ($run_id IS NULL OR run_id = $run_id)
 ORDER BY run_id, domain

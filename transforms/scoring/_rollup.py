@@ -55,6 +55,8 @@ def count_expressions() -> list[pl.Expr]:
         _counted(col("judge_score")).count().alias("judge_scored"),
         _tokens("agent").alias("agent_tokens"),
         _tokens("user").alias("user_tokens"),
+        col("success_signals").list.explode(keep_nulls=False, empty_as_null=False).unique().sort()
+        .alias("gating_signals"),
     ]
 
 
