@@ -76,6 +76,8 @@ def test_nothing_outside_the_given_folders_was_read(hostile_ingest):
     assert found["n"][0] == 0
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_a_hostile_domain_name_leaves_every_chart_of_the_report(tmp_path):
     """A domain named to break out of the report's JSON script block renders as a chart like any other."""
     chromium = shutil.which("chromium")
@@ -231,6 +233,7 @@ def test_compare_as_csv_keeps_the_flips_and_the_test(ingested):
     assert sorted(filter(None, (whole["broken"] or "").split(";"))) == sorted(c.broken)
 
 
+@pytest.mark.slow  # worker processes start
 def test_the_process_pool_task_runner_finishes(tmp_path):
     shutil.copytree(CONFORMANCE / BASELINE, tmp_path / "runs" / BASELINE)
     done = subprocess.run([SCORELAKE, "ingest", str(tmp_path / "runs"), "--task-runner", "processes", "-w",

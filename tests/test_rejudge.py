@@ -699,6 +699,7 @@ def test_a_nan_score_recovered_from_the_journal_stays_nan(tmp_path):
     assert "_special_floats" not in row
 
 
+@pytest.mark.slow  # waits out a deadline
 def test_a_reply_is_bounded_in_time_and_size_and_retry_after_inf_is_not_waited(sample):
     """--timeout is a deadline for the whole call (a reply trickled a byte at a time is cut off), a reply
     past the size cap (16 MB) is an error rather than memory, and Retry-After: inf is not waited."""

@@ -102,4 +102,5 @@ def test_output_cut_short_by_its_reader_ends_quietly(warehouse):
     command = f"{sys.executable} -m scorelake rates -w {warehouse} | head -2"
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
     assert len(done.stdout.splitlines()) == 2
-    assert done.stderr == "", done.stderr
+    # Whether rates got to its notes (on stderr) depends on when head went away: either way, only notes
+    assert all(line.startswith("note ") for line in done.stderr.splitlines()), done.stderr
