@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,6 +74,34 @@ READ_FLOOR = """
             with open(path, "rb") as fh:
                 n += len(fh.read())
     result["bytes"] = n
+"""
+
+# The floor ingest is measured against: one thread walks the store, reads every file ingest reads
+# (the session's run files, each scenario's inputs) and parses each JSON one with orjson.
+PARSE_FLOOR = """
+    import os, orjson
+    from scorelake.transforms.sources.nemo._listing import RUN_FILES, SCENARIO_INPUTS
+    start = time.perf_counter()
+    files = parsed = n = 0
+    for session in sorted(os.scandir({store!r}), key=lambda e: e.name):
+        if not session.is_dir():
+            continue
+        paths = [os.path.join(session.path, name) for name in RUN_FILES]
+        for scenario in os.scandir(session.path):
+            if scenario.is_dir():
+                paths += [os.path.join(scenario.path, rel) for rel in SCENARIO_INPUTS]
+        for path in paths:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except FileNotFoundError:
+                continue
+            files += 1
+            n += len(data)
+            if path.endswith(".json"):
+                orjson.loads(data)
+                parsed += 1
+    result.update(files=files, parsed=parsed, bytes=n)
 """
 
 # The flow bodies with their tasks run one at a time in this process: the pipeline's own cost.
@@ -227,6 +256,28 @@ PREFECT_STARTUP = """
 """
 
 
+# The command line in a process that reports its own peak memory (VmHWM) on its way out.
+_SCORELAKE = ("import atexit, sys\n"
+              "atexit.register(lambda: sys.stderr.write('\\npeak ' + [line for line in open('/proc/self/status')\n"
+              "    if line.startswith('VmHWM:')][0]))\n"
+              "from scorelake.cli import app\n"
+              "app(prog_name='scorelake')\n")
+
+
+def scorelake_command(*args: str) -> dict:
+    """``scorelake ARGS`` as a user runs it: a whole process (imports and start-up included), its own
+    fan-out on the machine's cores, no Prefect API configured; its seconds and peak memory."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _SCORELAKE, *args], capture_output=True, text=True,
+                          env={**env, "PYTHONPATH": str(REPO)})
+    seconds = time.perf_counter() - began
+    if done.returncode:
+        return {"failed": done.stderr.strip()[-300:] or f"exit {done.returncode}"}
+    peak = [line for line in done.stderr.splitlines() if line.startswith("peak VmHWM:")][-1]
+    return {"seconds": seconds, "peak_rss_mb": int(peak.split()[2]) / 1024, "said": done.stdout.strip().splitlines()[-1]}
+
+
 def bench_size(n: int, work: Path) -> dict:
     from bench.synth import build_store
 
@@ -243,6 +294,10 @@ def bench_size(n: int, work: Path) -> dict:
         report["ingest_cold"] = phase(INGEST.format(**fmt))
         subprocess.run(["rm", "-rf", str(warehouse)], check=True)
     report["read_floor_warm"] = phase(READ_FLOOR.format(**fmt))
+    report["parse_floor"] = phase(PARSE_FLOOR.format(**fmt))
+    report["ingest_command"] = scorelake_command("ingest", str(store), "-w", str(warehouse))
+    report["reingest_command"] = scorelake_command("ingest", str(store), "-w", str(warehouse))
+    subprocess.run(["rm", "-rf", str(warehouse)], check=True)
     report["ingest_warm"] = phase(INGEST.format(**fmt))
     report["reingest_unchanged"] = phase(INGEST.format(**fmt))
     report["rescore_polars"] = phase(RESCORE.format(**fmt))
@@ -250,6 +305,8 @@ def bench_size(n: int, work: Path) -> dict:
     report["queries"] = phase(QUERIES.format(**fmt, connect=VIEW_DATABASE.format(**fmt)))
     report["view_pages"] = phase(VIEW_PAGES.format(**fmt))
     ratios = {
+        "ingest_command_vs_parse_floor": report["ingest_command"].get("seconds", float("nan"))
+        / report["parse_floor"]["seconds"],
         "ingest_vs_read_floor_warm": report["ingest_warm"]["seconds"] / report["read_floor_warm"]["seconds"],
         "reingest_unchanged_vs_full": report["reingest_unchanged"]["seconds"] / report["ingest_warm"]["seconds"],
         "rescore_naive_vs_polars": report["rescore_naive_python"]["seconds"] / report["rescore_polars"]["seconds"],

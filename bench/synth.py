@@ -1,7 +1,8 @@
 """Synthetic stores in the upstream on-disk format, for the benchmark.
 
-Each session copies the scenario directories of a conformance session (the files scoring reads)
-under new scenario names, so every byte is real upstream output and only names differ.
+Each session copies the scenario directories of a conformance session under new scenario names,
+so every byte is real upstream output and only names differ: whole (every file the runner wrote,
+both LLM contexts and the conversation logs included), or only the files scoring reads.
 """
 
 from __future__ import annotations
@@ -15,19 +16,21 @@ SCENARIO_FILES = ("metrics.json", "judge_result.json", "final_scenario_db_hash.t
 SCENARIOS_PER_SESSION = 500  # about a full-suite voice-agent run
 
 
-def _templates(source: Path) -> list[tuple[str, dict[str, bytes]]]:
+def _templates(source: Path, whole: bool) -> list[tuple[str, dict[str, bytes]]]:
     templates = []
     for scenario in sorted(p for p in source.iterdir() if p.is_dir() and ".killed." not in p.name):
-        files = {rel: (scenario / rel).read_bytes() for rel in SCENARIO_FILES if (scenario / rel).exists()}
-        templates.append((scenario.name, files))
+        names = (sorted(p.relative_to(scenario).as_posix() for p in scenario.rglob("*") if p.is_file()) if whole
+                 else [rel for rel in SCENARIO_FILES if (scenario / rel).exists()])
+        templates.append((scenario.name, {rel: (scenario / rel).read_bytes() for rel in names}))
     return templates
 
 
-def build_store(source: Path, target: Path, n_scenarios: int) -> list[Path]:
-    """``n_scenarios`` scenarios in sessions of ``SCENARIOS_PER_SESSION`` under ``target``; returns the files."""
+def build_store(source: Path, target: Path, n_scenarios: int, whole: bool = True) -> list[Path]:
+    """``n_scenarios`` scenarios in sessions of ``SCENARIOS_PER_SESSION`` under ``target`` (each
+    scenario folder ``whole``, or only the files scoring reads); returns the files."""
     if target.exists():
         shutil.rmtree(target)
-    templates = _templates(source)
+    templates = _templates(source, whole)
     run_args = json.loads((source / "run_args.json").read_text())
     written: list[Path] = []
     for s in range(0, n_scenarios, SCENARIOS_PER_SESSION):
