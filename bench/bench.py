@@ -275,7 +275,8 @@ def scorelake_command(*args: str) -> dict:
     if done.returncode:
         return {"failed": done.stderr.strip()[-300:] or f"exit {done.returncode}"}
     peak = [line for line in done.stderr.splitlines() if line.startswith("peak VmHWM:")][-1]
-    return {"seconds": seconds, "peak_rss_mb": int(peak.split()[2]) / 1024, "said": done.stdout.strip().splitlines()[-1]}
+    said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip() and not line.startswith("peak ")]
+    return {"seconds": seconds, "peak_rss_mb": int(peak.split()[2]) / 1024, "said": said[-1] if said else ""}
 
 
 def bench_size(n: int, work: Path) -> dict:

@@ -199,3 +199,16 @@ def test_the_scheduled_refresh_gates_each_new_run_and_posts_a_regression_to_the_
     (gated,) = result.gates
     assert not gated.passed and (gated.comparison.run_a, gated.comparison.run_b) == (MIXED, COPY)
     assert len(heard) == 1 and "REGRESSED" in heard[0]["text"] and heard[0]["gate"]["passed"] is False
+
+
+def test_a_view_says_what_each_scenario_was_graded_against(copies):
+    import polars as pl
+
+    rows = copies.sql("SELECT * FROM scenario_lineage WHERE policy_name = 'recorded'")
+    assert rows.height == 68 and rows["definition_hash"].null_count() == 0
+    hashes = rows.group_by("scenario_name").agg(pl.col("definition_hash").n_unique().alias("n"))
+    changed = set(hashes.filter(pl.col("n") > 1)["scenario_name"])
+    assert changed == set(EDITED)  # only the edited reference answers changed what they are graded against
+    judged = rows.filter(pl.col("judge_prompt_md5").is_not_null())
+    assert judged.height and (judged["judge"] == "recorded").all() and judged["judge_model"].null_count() == 0
+    assert set(rows["scorer_version"]) == {"1"} and rows["judge_threshold"].null_count() == 0
