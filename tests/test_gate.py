@@ -212,3 +212,30 @@ def test_a_view_says_what_each_scenario_was_graded_against(copies):
     judged = rows.filter(pl.col("judge_prompt_md5").is_not_null())
     assert judged.height and (judged["judge"] == "recorded").all() and judged["judge_model"].null_count() == 0
     assert set(rows["scorer_version"]) == {"1"} and rows["judge_threshold"].null_count() == 0
+
+
+def test_tau2_end_states_broken_in_a_copy_are_found_and_gated(tmp_path):
+    """A tau2-bench results file and a copy of it in which every passing simulation's end state
+    (its DB check) is broken: each is paired by name, the drop is significant, the gate fails."""
+    source = (CONFORMANCE.parent.parent / "external/tau2/web/leaderboard/public/submissions/"
+              "toolorchestra_nvidia_2025-12-02/trajectories/toolorchestra_airline_gpt-5_1trial.json")
+    doc = json.loads(source.read_text())
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "airline_before.json").write_text(json.dumps(doc))
+    broke = 0
+    for sim in doc["simulations"]:
+        info = sim.get("reward_info") or {}
+        if info.get("reward") == 1.0 and isinstance(info.get("db_check"), dict):
+            info["db_check"]["db_match"] = False
+            info["reward"] = 0.0
+            broke += 1
+    (runs / "airline_after.json").write_text(json.dumps(doc))
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(runs)
+    c = wh.compare("airline_before", "airline_after")
+    whole = c.deltas.filter(c.deltas["domain"] == "(all)").row(0, named=True)
+    assert broke >= 20 and c.paired == 50 and not c.changed_definitions and not c.only_a
+    assert len(c.broken) == broke and whole["label"] == "regressed"
+    assert not wh.gate("airline_before", "airline_after").passed
+    assert wh.gate("airline_before", "airline_before").passed
