@@ -1,6 +1,11 @@
 """scorelake benchmark: run on demand, not in CI.
 
     .venv/bin/python bench/bench.py --sizes 1000 10000 100000 --rescore-rows 1000000
+    .venv/bin/python bench/bench.py --ingest-only --sizes 10000 100000
+
+For ``--ingest-only``: ``scorelake ingest`` as a user runs it (a whole process, its own fan-out)
+against the single-thread parse floor (one thread reads every file ingest reads and parses each JSON
+one with orjson), side by side, three rounds, then a no-change re-ingest. Otherwise:
 
 For each size it builds a synthetic store in the upstream format (bench/synth.py) and reports, as
 ratios measured in the same run:
@@ -256,27 +261,62 @@ PREFECT_STARTUP = """
 """
 
 
-# The command line in a process that reports its own peak memory (VmHWM) on its way out.
-_SCORELAKE = ("import atexit, sys\n"
-              "atexit.register(lambda: sys.stderr.write('\\npeak ' + [line for line in open('/proc/self/status')\n"
-              "    if line.startswith('VmHWM:')][0]))\n"
-              "from scorelake.cli import app\n"
-              "app(prog_name='scorelake')\n")
+def _tree_memory_mb(pid: int) -> float:
+    """The memory ``pid`` and every process under it hold now: their proportional set sizes (a page
+    the processes share counted once, split between them)."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            rollup = Path(f"/proc/{current}/smaps_rollup").read_text()
+            total += int(next(line for line in rollup.splitlines() if line.startswith("Pss:")).split()[1])
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total / 1024
 
 
 def scorelake_command(*args: str) -> dict:
     """``scorelake ARGS`` as a user runs it: a whole process (imports and start-up included), its own
-    fan-out on the machine's cores, no Prefect API configured; its seconds and peak memory."""
+    fan-out on the machine's cores, no Prefect API configured; its seconds and its peak memory, the
+    command's and its worker processes' together (proportional set sizes, sampled every 20 ms)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     began = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _SCORELAKE, *args], capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": str(REPO)})
+    process = subprocess.Popen([sys.executable, "-m", "scorelake", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": str(REPO)})
+    peak = 0.0
+    while process.poll() is None:
+        peak = max(peak, _tree_memory_mb(process.pid))
+        time.sleep(0.02)
     seconds = time.perf_counter() - began
-    if done.returncode:
-        return {"failed": done.stderr.strip()[-300:] or f"exit {done.returncode}"}
-    peak = [line for line in done.stderr.splitlines() if line.startswith("peak VmHWM:")][-1]
-    said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip() and not line.startswith("peak ")]
-    return {"seconds": seconds, "peak_rss_mb": int(peak.split()[2]) / 1024, "said": said[-1] if said else ""}
+    out, err = process.communicate()
+    if process.returncode:
+        return {"failed": err.strip()[-300:] or f"exit {process.returncode}"}
+    said = [line for line in (out + err).splitlines() if line.strip()]
+    return {"seconds": seconds, "peak_pss_mb": peak, "said": said[-1] if said else ""}
+
+
+def bench_ingest(n: int, work: Path, rounds: int = 3) -> dict:
+    """``scorelake ingest`` as a user runs it against the single-thread parse floor, side by side in
+    one run, ``rounds`` times (the medians compared), then a no-change re-ingest."""
+    from bench.synth import build_store
+
+    store, warehouse = work / f"store_{n}", work / f"warehouse_{n}"
+    build_store(SOURCE, store, n)
+    fmt = {"store": str(store)}
+    floors, ingests = [], []
+    for _ in range(rounds):
+        floors.append(phase(PARSE_FLOOR.format(**fmt)))
+        subprocess.run(["rm", "-rf", str(warehouse)], check=True)
+        ingests.append(scorelake_command("ingest", str(store), "-w", str(warehouse)))
+    median = lambda runs: sorted(r["seconds"] for r in runs)[len(runs) // 2]  # noqa: E731
+    report = {"scenarios": n, "files": floors[0]["files"], "bytes": floors[0]["bytes"],
+              "parse_floor_s": [r["seconds"] for r in floors], "ingest_command_s": [r["seconds"] for r in ingests],
+              "ingest_peak_pss_mb": max(r["peak_pss_mb"] for r in ingests),
+              "reingest_command": scorelake_command("ingest", str(store), "-w", str(warehouse))}
+    report["ingest_vs_parse_floor"] = median(ingests) / median(floors)
+    return report
 
 
 def bench_size(n: int, work: Path) -> dict:
@@ -340,9 +380,19 @@ def main() -> None:
     parser.add_argument("--rescore-rows", type=int, default=1_000_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/scorelake-bench"))
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
+    parser.add_argument("--ingest-only", action="store_true",
+                        help="Only `scorelake ingest` against the parse floor, per size (writes bench/ingest.json)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(REPO))
+    if args.ingest_only:
+        out = args.out if args.out != REPO / "bench" / "results.json" else REPO / "bench" / "ingest.json"
+        found: dict = {"machine": {"cpus": os.cpu_count()}, "sizes": {}}
+        for n in args.sizes:
+            found["sizes"][n] = bench_ingest(n, args.work)
+            out.write_text(json.dumps(found, indent=2))
+            print(json.dumps({n: found["sizes"][n]}), flush=True)
+        return
     results: dict = {"machine": {"cpus": os.cpu_count()}, "sizes": {}}
     save = lambda: args.out.write_text(json.dumps(results, indent=2))  # noqa: E731  (after every phase group)
     for n in args.sizes:

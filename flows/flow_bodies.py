@@ -94,6 +94,25 @@ def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
 RETRIED_JOBS = frozenset({ingest_session_job, rescore_policy_job})
 
 
+def _scenarios_to_read(calls: list[tuple]) -> int:
+    """About how many scenarios ingest calls read: a session folder's entries, a results file's size
+    at about 20 KB a simulation (only to choose where they run)."""
+    total = 0
+    for call in calls:
+        try:
+            path = Path(call[1])
+            total += sum(1 for _ in os.scandir(path)) if path.is_dir() else path.stat().st_size // 20_000
+        except OSError:
+            continue
+    return total
+
+
+# Jobs that parse in Python (the GIL held): under the `auto` runner they get a process per core
+# once there is enough of them to repay starting the processes (about 0.4 s).
+PARSING_JOBS = {ingest_session_job: _scenarios_to_read}
+PROCESSES_FROM_SCENARIOS = 1_000
+
+
 # ---- upkeep: each under the writer lock -----------------------------------------------------------
 
 def prepare(store: Store) -> None:
@@ -149,17 +168,24 @@ def _with_retries(job: Callable, *args):
 
 
 class InProcess:
-    """Tasks on a local pool: threads, or one process per core (``processes``)."""
+    """Tasks on a local pool: threads, or one process per core (``processes``); ``auto`` chooses
+    processes for parsing jobs with enough work on a machine with more than one core."""
 
-    RUNNERS = ("threads", "processes")
+    RUNNERS = ("auto", "threads", "processes")
 
-    def __init__(self, runner: str = "threads"):
+    def __init__(self, runner: str = "auto"):
         if runner not in self.RUNNERS:
             raise InvalidArgument(f"unknown in-process task runner '{runner}'; choose one of {', '.join(self.RUNNERS)}")
         self.runner = runner
 
-    def _executor(self) -> Executor:
-        if self.runner == "threads":
+    def _uses_processes(self, job: Callable, calls: list[tuple]) -> bool:
+        if self.runner != "auto":
+            return self.runner == "processes"
+        work = PARSING_JOBS.get(job)
+        return work is not None and (os.cpu_count() or 1) > 1 and len(calls) > 1 and work(calls) >= PROCESSES_FROM_SCENARIOS
+
+    def _executor(self, job: Callable, calls: list[tuple]) -> Executor:
+        if not self._uses_processes(job, calls):
             return ThreadPoolExecutor()
         # Not forked: a child forked from a process whose Polars / Rust thread pools are running
         # inherits their locks held and hangs.
@@ -173,7 +199,7 @@ class InProcess:
         run = functools.partial(_with_retries, job) if job in RETRIED_JOBS else job
         if on_answer is not None:
             run = functools.partial(run, on_answer=on_answer)
-        with self._executor() as pool:
+        with self._executor(job, calls) as pool:
             for future in as_completed([pool.submit(run, *call) for call in calls]):
                 yield future.result()
 
@@ -378,7 +404,7 @@ def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = N
     return results
 
 
-def run_in_process(flow: str, task_runner: str = "threads", **args):
+def run_in_process(flow: str, task_runner: str = "auto", **args):
     """The flow ``flow`` (ingest, rescore, rejudge) run here: its body, the tasks on a local pool."""
     if flow == "ingest":
         return ingest(InProcess(task_runner), **args)

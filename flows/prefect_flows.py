@@ -29,14 +29,15 @@ from scorelake.transforms.judging import RetryPolicy
 from scorelake.transforms.pipeline import BatchResult, IngestedRun, gate_summary
 from scorelake.transforms.results import IngestResult, RefreshResult, RejudgeResult, RescoreResult
 
-TASK_RUNNERS = ("threads", "processes", "dask")
+TASK_RUNNERS = ("auto", "threads", "processes", "dask")
 
 
 def make_task_runner(kind: str, dask_address: str | None = None):
     """The task runner for the ingest fan-out: threads (Prefect's default), a local process pool,
     or Dask through prefect-dask (an existing cluster at ``dask_address``, else a local
-    multi-process cluster with one worker per core)."""
-    if kind == "threads":
+    multi-process cluster with one worker per core). ``auto`` is threads here: a flow run's tasks
+    report to the Prefect server from its own process."""
+    if kind in ("auto", "threads"):
         from prefect.task_runners import ThreadPoolTaskRunner
 
         return ThreadPoolTaskRunner()
@@ -154,7 +155,7 @@ def refresh_flow(runs_dirs: list[str], warehouse: str | None = None, notify_url:
 FLOWS = {"ingest": ingest_flow, "rescore": rescore_flow, "rejudge": rejudge_flow}
 
 
-def run_flow(flow: str, task_runner: str = "threads", dask_address: str | None = None, **args):
+def run_flow(flow: str, task_runner: str = "auto", dask_address: str | None = None, **args):
     """The flow ``flow`` (ingest, rescore, rejudge) as a Prefect flow run, ingest's tasks on ``task_runner``."""
     if flow == "ingest":
         return ingest_flow.with_options(task_runner=make_task_runner(task_runner, dask_address))(**args)

@@ -94,7 +94,7 @@ def prepare_prefect(orchestration: Orchestration, verbose: bool, say) -> None:
         "machine creates its database and can take a minute; set PREFECT_API_URL to use a running server")
 
 
-def run(flow: str, prefect: bool | None, verbose: bool, say, task_runner: str = "threads",
+def run(flow: str, prefect: bool | None, verbose: bool, say, task_runner: str = "auto",
         dask_address: str | None = None, **args) -> tuple[object, Orchestration]:
     """Run the flow ``flow`` (ingest, rescore, rejudge) with ``args``, where ``orchestrate`` decides:
     its result, and how it ran."""

@@ -366,7 +366,7 @@ class Warehouse:
         return flow_bodies.migrate(self._store)
 
     def ingest(self, paths: Sequence[str | Path] | str | Path | None = None, *, force: bool = False,
-               group: str | None = None, task_runner: str = "threads", dask_address: str | None = None,
+               group: str | None = None, task_runner: str = "auto", dask_address: str | None = None,
                prefect: bool | None = None, verbose: bool = False, progress: bool = False,
                say: Callable[[str], None] = _say_nothing) -> IngestResult:
         """Ingest new or changed runs under ``paths`` (default ``data/runs``): voice-agent session

@@ -724,3 +724,25 @@ def test_a_reply_is_bounded_in_time_and_size_and_retry_after_inf_is_not_waited(s
     assert any("longer than 16 MB" in r for r in reasons), reasons
     assert any(r.startswith("Error: 429") for r in reasons), reasons
     assert result.asked == 14 and result.unanswered == 3
+
+
+def test_the_judge_input_key_is_json_dumps_exact_text():
+    """input_hash writes its JSON with orjson for speed: it must be json.dumps' text byte for byte,
+    or every stored judgement would lose its input."""
+    import hashlib
+    import json as stdlib_json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from scorelake.transforms.sources._evidence import input_hash
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(), st.text(), st.none() | st.lists(st.text(), max_size=3))
+    def same(system: str, user: str, assertions):
+        blob = stdlib_json.dumps([system, user, assertions or []], ensure_ascii=False)
+        assert input_hash(system, user, assertions) == hashlib.sha256(
+            blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    same()
+    assert input_hash("\ud800 lone", "x", None)  # a lone surrogate: json's own text

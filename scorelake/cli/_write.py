@@ -23,7 +23,8 @@ def ingest(
         help="Run group: the system these runs are trials of, for pass^k [default: one group for all "
              "voice-agent sessions, one per tau2 / tau-bench file]")] = None,
     task_runner: Annotated[str, typer.Option(
-        help="Where the per-run tasks run: threads, processes, or dask (prefect-dask, a Prefect flow)")] = "threads",
+        help="Where the per-run tasks run: auto (a process per core once the runs to read hold about 1,000 "
+             "scenarios, else threads), threads, processes, or dask (prefect-dask, a Prefect flow)")] = "auto",
     dask_address: Annotated[Optional[str], typer.Option(
         help="Scheduler address of an existing Dask cluster [default: a local multi-process cluster]")] = None,
     prefect: PrefectOpt = False,
