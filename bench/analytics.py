@@ -4,6 +4,8 @@
     python bench/analytics.py --scenarios 100000 --baseline 12abd2c
 
 - ``latency`` (by domain and by scenario) against ``rates`` on the same warehouse;
+- searching every run's transcripts, judge reasons and tool calls for a phrase (``show --grep`` and
+  the viewer's query);
 - ``compare`` and ``gate`` of a run against a re-run of it (the store's first session copied, the
   same scenarios: every one paired) against the ``compare`` of ``--baseline``, the commit before
   like-with-like comparison, on a warehouse that commit ingested from the same store.
@@ -42,6 +44,33 @@ def timed(command: list[str], env: dict | None = None) -> dict:
     once()
     times = [once() for _ in range(ROUNDS)]
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
+
+
+SEARCHED = "ORD-54321"  # in the transcripts of one template scenario: found in every two-hundredth
+
+
+def search_queries(warehouse: Path, run: str) -> dict:
+    """The search the viewer runs, in this process (the median of five after a warm-up, in ms):
+    across every run (`/search`), and one run's page filtered by the phrase (`/runs/RUN?q=`)."""
+    code = f"""
+import json, statistics, time
+import scorelake
+wh = scorelake.open({str(warehouse)!r})
+def timed(fn):
+    fn()
+    times = []
+    for _ in range(5):
+        began = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+print(json.dumps({{"every_run_ms": timed(lambda: wh.search({SEARCHED!r}, limit=200)),
+                  "found": wh.search({SEARCHED!r}, limit=200).height,
+                  "one_run_page_ms": timed(lambda: wh.run_scenarios({run!r}, q={SEARCHED!r}))}}))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def baseline_package(commit: str, work: Path) -> Path:
@@ -85,11 +114,14 @@ def main() -> None:
             ("rates", ["rates"], here), ("latency", ["latency"], here),
             ("latency_by_scenario", ["latency", "--by", "scenario"], here),
             ("compare", ["compare", *pair], here), ("gate", ["gate", *pair], here),
-            ("compare_baseline", ["compare", *pair], there)):
+            ("compare_baseline", ["compare", *pair], there),
+            ("search_every_run", ["show", "--grep", SEARCHED], here)):
         warehouse = old if env is there else current
         results[name] = timed([*cli, *command, "-w", str(warehouse), "--format", "json"]
                               if name != "gate" else [*cli, *command, "-w", str(warehouse)], env)
         print(name, results[name], flush=True)
+    results["search_queries"] = search_queries(current, first.name)
+    print("search_queries", results["search_queries"], flush=True)
     median = lambda name: results[name]["median_s"]  # noqa: E731
     results["ratios"] = {"latency_vs_rates": median("latency") / median("rates"),
                          "latency_by_scenario_vs_rates": median("latency_by_scenario") / median("rates"),
