@@ -47,6 +47,11 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def scenario_link(run: str, scenario: str, policy: str, token: str | None, **query: object) -> str:
+    """The address of a scenario's page (escaped for an attribute)."""
+    return link(f"/runs/{segment(run)}/scenarios/{segment(scenario)}", policy=policy, token=token, **query)
+
+
 def page(title: str, body: str, policy: str, policies: list[str], token: str | None = None) -> str:
     """A whole page: the navigation, a policy switcher (keeps the page, changes ``policy``), the body."""
     options = "".join(f'<option value="{esc(p)}"{" selected" if p == policy else ""}>{esc(p)}</option>'
@@ -139,7 +144,7 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
     for r in rows.iter_rows(named=True):
         outcome = {True: "passed", False: "failed"}.get(r["is_successful"], "n/a")
         failed_by = ", ".join([*r["failed"], *(["stalled"] if r["stalled"] else [])])
-        href = link(f"{base}/scenarios/{segment(r['scenario_name'])}", policy=policy, token=token)
+        href = scenario_link(run, r["scenario_name"], policy, token)
         score = "" if r["judge_score"] is None else f"{r['judge_score']:.2f}"
         turns = "" if r["agent_turns"] is None else r["agent_turns"]
         mark = ' <span class="mark judge-error" title="the judge failed (upstream scored it 0.0), not the agent">' \
@@ -194,7 +199,7 @@ def search_page(q: str | None, found: pl.DataFrame | None, policy: str, token: s
         return f"<h1>Search</h1>{form}"
     rows = "".join(
         f'<tr><td>{esc(r["run_id"])}</td><td><a href="'
-        + link(f"/runs/{segment(r['run_id'])}/scenarios/{segment(r['scenario_name'])}", policy=policy, token=token)
+        + scenario_link(r["run_id"], r["scenario_name"], policy, token)
         + f'">{esc(r["scenario_name"])}</a></td><td>{esc(r["domain"])}</td>'
         f'<td>{ {True: "passed", False: "failed"}.get(r["is_successful"], "n/a")}</td><td class=num>{r["hits"]}</td>'
         f'<td>{esc(r["place"])}</td><td>{esc(r["snippet"])}</td></tr>' for r in found.iter_rows(named=True))
@@ -204,13 +209,19 @@ def search_page(q: str | None, found: pl.DataFrame | None, policy: str, token: s
             f"<th>first found in</th><th>around it</th></tr>{rows}</table>")
 
 
+def _run_subpage_head(run: str, what: str, policy: str, token: str | None) -> str:
+    """The top of a page about one run: the way back to the run, and its title."""
+    return (f'<p><a href="{link(f"/runs/{segment(run)}", policy=policy, token=token)}">back to {esc(run)}</a></p>'
+            f"<h1>{esc(run)}: {what}</h1>")
+
+
 def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slowest: pl.DataFrame, policy: str,
                  token: str | None) -> str:
     """A run's response latency: per domain (the runner's percentiles), its distribution and its
     slowest exchanges, each linked to its scenario's transcript."""
-    back = f'<p><a href="{link(f"/runs/{segment(run)}", policy=policy, token=token)}">back to {esc(run)}</a></p>'
+    head = _run_subpage_head(run, "latency", policy, token)
     if histogram.is_empty():
-        return f"{back}<h1>{esc(run)}: latency</h1><p id=\"no-latency\">This run records no response latency.</p>"
+        return f"{head}<p id=\"no-latency\">This run records no response latency.</p>"
     rows = "".join(
         f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['exchanges']}</td><td class=num>{_ms(r['p50_ms'])}</td>"
         f"<td class=num>{_ms(r['p90_ms'])}</td><td class=num>{_ms(r['p95_ms'])}</td><td class=num>{_ms(r['p99_ms'])}</td>"
@@ -218,13 +229,13 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
         f"<td class=num>{'' if r['interrupted'] is None else r['interrupted']}</td></tr>"
         for r in by_domain.iter_rows(named=True))
     def exchange(r: dict) -> str:
-        href = link(f"/runs/{segment(run)}/scenarios/{segment(r['scenario_name'])}", policy=policy, token=token)
+        href = scenario_link(run, r["scenario_name"], policy, token)
         return (f'<tr><td class=num>{_ms(r["latency_ms"])}</td><td><a href="{href}">{esc(r["scenario_name"])}</a> '
                 f'#{r["ordinal"]}</td><td>{esc(r["domain"])}</td><td>{esc(r["user_text"])}</td>'
                 f'<td>{esc(r["agent_text"])}</td></tr>')
 
     exchanges = "".join(exchange(r) for r in slowest.iter_rows(named=True))
-    return (f"{back}<h1>{esc(run)}: latency</h1>"
+    return (f"{head}"
             '<table id="latency"><tr><th>domain</th><th>exchanges</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th>'
             f"<th>p99 ms</th><th>max ms</th><th>first response p50</th><th>interrupted</th></tr>{rows}</table>"
             "<h2>Distribution</h2><p class=\"note\">Exchanges per response latency, from 0 to the run's p99; the "
@@ -235,19 +246,19 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
 
 def flaky_page(run: str, flaky: pl.DataFrame, policy: str, token: str | None) -> str:
     """The tasks of a run whose verdict flips across the comparable runs (and trials) of its group."""
-    back = f'<p><a href="{link(f"/runs/{segment(run)}", policy=policy, token=token)}">back to {esc(run)}</a></p>'
+    head = _run_subpage_head(run, "flaky tasks", policy, token)
     if flaky.is_empty():
-        return (f"{back}<h1>{esc(run)}: flaky tasks</h1><p id=\"no-flaky\">No task of this run both passed and "
-                "failed in its group's comparable runs.</p>")
+        return (f"{head}<p id=\"no-flaky\">No task of this run both passed and failed in its group's comparable "
+                "runs.</p>")
     def row(r: dict) -> str:
-        scenarios = ", ".join(f'<a href="{link(f"/runs/{segment(run)}/scenarios/{segment(name)}", policy=policy, token=token)}">'
-                              f"{esc(name)}</a>" for name in r["scenarios"] or [])
+        scenarios = ", ".join(f'<a href="{scenario_link(run, name, policy, token)}">{esc(name)}</a>'
+                              for name in r["scenarios"] or [])
         return (f'<tr><td>{esc(r["task_id"])}</td><td>{scenarios}</td><td>{esc(r["domain"])}</td>'
                 f'<td class=num>{r["verdicts"]}</td><td class=num>{r["passed"]}</td><td class=num>{r["failed"]}</td>'
                 f'<td class=num>{r["flips"]}</td><td class=num>{r["flip_rate"] * 100:.0f}%</td></tr>')
 
     rows = "".join(row(r) for r in flaky.iter_rows(named=True))
-    return (f"{back}<h1>{esc(run)}: flaky tasks</h1><p class=\"note\">Across the runs of its group that ran each task "
+    return (f"{head}<p class=\"note\">Across the runs of its group that ran each task "
             "with the same definition (and its trials), in session order: a flip is a verdict unlike the one "
             "before. A change between two runs made of these is likely noise.</p>"
             '<table id="flaky"><tr><th>task</th><th>its scenarios here</th><th>domain</th><th>verdicts</th><th>passed</th><th>failed</th>'
@@ -288,7 +299,7 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | N
         for r in comparison.deltas.iter_rows(named=True))
 
     def flips(names: list[str], run: str) -> str:
-        return "".join(f'<li><a href="{link(f"/runs/{segment(run)}/scenarios/{segment(n)}", policy=policy, token=token)}">'
+        return "".join(f'<li><a href="{scenario_link(run, n, policy, token)}">'
                        f"{esc(n)}</a></li>" for n in names) or "<li>none</li>"
 
     apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(', '.join(names))}</li>" for words, names in (
@@ -372,8 +383,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
              '<p id="done">every scenario of this queue has a review.</p>')
     body = []
     for r in queue.iter_rows(named=True):
-        href = link(f"/runs/{segment(r['run_id'])}/scenarios/{segment(r['scenario_name'])}", policy=policy,
-                    token=token, queue=query)
+        href = scenario_link(r["run_id"], r["scenario_name"], policy, token, queue=query)
         state = "reviewed" if r["reviews"] else "unreviewed"
         body.append(f'<tr class="{state}"><td><a href="{href}">{esc(r["scenario_name"])}</a></td>'
                     f'<td>{esc(r["run_id"])}</td><td>{esc(r["domain"])}</td><td>{esc(r["reason"])}</td>'

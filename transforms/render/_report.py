@@ -103,17 +103,23 @@ const el = (tag, attrs, text) => {
   if (text !== undefined) node.textContent = text;
   return node;
 };
-const charts = document.getElementById('charts');
-const domains = [...new Set(data.map(r => r.domain))].sort();
-for (const domain of domains) {
-  const rows = data.filter(r => r.domain === domain && r.success_rate !== null)
-                   .sort((a, b) => order.get(a.run_id) - order.get(b.run_id));
+// A chart's frame: a figure captioned with its domain, in ``container``.
+const figureFor = (container, domain) => {
   const figure = document.createElement('figure');
   figure.className = 'chart';
   figure.dataset.domain = domain;
   const caption = document.createElement('figcaption');
   caption.textContent = domain;
   figure.appendChild(caption);
+  container.appendChild(figure);
+  return figure;
+};
+const charts = document.getElementById('charts');
+const domains = [...new Set(data.map(r => r.domain))].sort();
+for (const domain of domains) {
+  const rows = data.filter(r => r.domain === domain && r.success_rate !== null)
+                   .sort((a, b) => order.get(a.run_id) - order.get(b.run_id));
+  const figure = figureFor(charts, domain);
   const w = 60 + rows.length * 48, h = 180, base = 150, scale = 120;
   const svg = el('svg', {width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: 'img'});
   svg.appendChild(el('line', {x1: 40, y1: base, x2: w - 10, y2: base, class: 'axis'}));
@@ -138,7 +144,6 @@ for (const domain of domains) {
                        `#${order.get(r.run_id) + 1}`));
   });
   figure.appendChild(svg);
-  charts.appendChild(figure);
 }
 document.body.dataset.rendered = domains.length;
 
@@ -148,12 +153,7 @@ const latency = JSON.parse(document.getElementById('latency-data').textContent);
 const boxes = document.getElementById('latency-charts');
 for (const domain of [...new Set(latency.map(r => r.domain))].sort()) {
   const rows = latency.filter(r => r.domain === domain).sort((a, b) => order.get(a.run_id) - order.get(b.run_id));
-  const figure = document.createElement('figure');
-  figure.className = 'chart';
-  figure.dataset.domain = domain;
-  const caption = document.createElement('figcaption');
-  caption.textContent = domain;
-  figure.appendChild(caption);
+  const figure = figureFor(boxes, domain);
   const top = Math.max(...rows.map(r => r.p95_ms)) * 1.15 || 1;
   const w = 70 + rows.length * 48, h = 180, base = 150, scale = 130;
   const y = ms => base - Math.min(ms, top) / top * scale;
@@ -178,7 +178,6 @@ for (const domain of [...new Set(latency.map(r => r.domain))].sort()) {
                        `#${order.get(r.run_id) + 1}`));
   });
   figure.appendChild(svg);
-  boxes.appendChild(figure);
 }
 document.body.dataset.latencyRendered = boxes ? boxes.children.length : 0;
 """
