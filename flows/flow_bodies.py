@@ -183,7 +183,9 @@ class InProcess:
         if self.runner != "auto":
             return self.runner == "processes"
         work = PARSING_JOBS.get(job)
-        return work is not None and (os.cpu_count() or 1) > 1 and len(calls) > 1 and work(calls) >= PROCESSES_FROM_SCENARIOS
+        return (work is not None and (os.cpu_count() or 1) > 1 and len(calls) > 1
+                and "forkserver" in multiprocessing.get_all_start_methods()  # not on Windows
+                and work(calls) >= PROCESSES_FROM_SCENARIOS)
 
     def _executor(self, job: Callable, calls: list[tuple]) -> Executor:
         if not self._uses_processes(job, calls):

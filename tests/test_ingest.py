@@ -14,7 +14,7 @@ from scorelake.cli import app
 from scorelake.flows.prefect_flows import ingest_flow
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.warehouse import Store
-from tests.conftest import CONFORMANCE, summary_rates
+from tests.conftest import BASELINE, CONFORMANCE, summary_rates
 
 MIXED = "eval_20260902_091500"
 RESUMED = "eval_20260903_140200"
@@ -241,3 +241,24 @@ def test_every_scenario_column_is_mapped_from_the_voice_agent_files_and_every_fo
     assert list(SOURCES) == ["nemo", "tau2-dir", "tau2", "tau-bench"]
     session = CONFORMANCE / MIXED
     assert [k for k, s in SOURCES.items() if s.recognises(session)] == ["nemo"]
+
+
+def test_auto_reads_many_scenarios_in_a_process_per_core_and_few_in_threads(tmp_path):
+    """`--task-runner auto` (the default): a process per core once the runs to read hold about
+    1,000 scenarios, where parsing in Python needs both cores; threads below that."""
+    import os
+
+    from scorelake.flows.flow_bodies import PROCESSES_FROM_SCENARIOS, InProcess, ingest_session_job
+
+    few = [(f"r{i}", str(CONFORMANCE / BASELINE), "nemo", None, []) for i in range(3)]
+    big = tmp_path / "big"
+    big.mkdir()
+    for i in range(PROCESSES_FROM_SCENARIOS):
+        (big / f"s{i}").mkdir()
+    many = [("a", str(big), "nemo", None, []), ("b", str(big), "nemo", None, [])]
+    auto = InProcess()
+    assert not auto._uses_processes(ingest_session_job, few)
+    assert auto._uses_processes(ingest_session_job, many) == ((os.cpu_count() or 1) > 1)
+    assert not auto._uses_processes(len, many)  # only the jobs that parse
+    assert InProcess("processes")._uses_processes(ingest_session_job, few)
+    assert not InProcess("threads")._uses_processes(ingest_session_job, many)
