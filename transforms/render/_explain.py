@@ -134,7 +134,7 @@ def _json_text(value: Any, limit: int) -> str:
     return _short(json.dumps(value, ensure_ascii=False), limit)
 
 
-def _difference_text(d: "Difference", limit: int) -> str:
+def _difference_text(d: Difference, limit: int) -> str:
     if d.kind == "missing key":
         return f"{d.path}: missing (expected {_json_text(d.expected, limit)})"
     if d.kind == "no element left":
@@ -142,7 +142,7 @@ def _difference_text(d: "Difference", limit: int) -> str:
     return f"{d.path}: expected {_json_text(d.expected, limit)}, got {_json_text(d.actual, limit)}"
 
 
-def _key_rows(reference: Any, prediction: Any, found: list["Difference"], limit: int) -> list[tuple[str, str, str, str]]:
+def _key_rows(reference: Any, prediction: Any, found: list[Difference], limit: int) -> list[tuple[str, str, str, str]]:
     """The reference item key by key against the prediction item (a whole value when not a dict)."""
     if not isinstance(reference, dict):
         return [("(item)", _json_text(reference, limit), _json_text(prediction, limit), "differs" if found else "same")]
