@@ -153,6 +153,7 @@ def assert_answers_as_before(wh: Path, expected: Path) -> None:
     assert pl.read_csv(ok("rates", "-w", str(wh), "-f", "csv").encode()).select(then.columns).equals(then)
 
 
+@pytest.mark.slow  # converts a whole former warehouse
 def test_migrate_converts_a_former_warehouse_losing_nothing(legacy):
     wh, expected = legacy
     result = runner.invoke(app, ["migrate", "-w", str(wh)])
@@ -167,6 +168,7 @@ def test_migrate_converts_a_former_warehouse_losing_nothing(legacy):
     assert again.exit_code == 2 and "nothing to migrate" in again.stderr
 
 
+@pytest.mark.slow  # converts a whole former warehouse
 def test_the_first_write_command_converts_a_former_warehouse(legacy):
     wh, expected = legacy
     ok("rescore", "--policy", "t08", "-w", str(wh))  # a stored policy, already scored: nothing else to do
@@ -176,6 +178,7 @@ def test_the_first_write_command_converts_a_former_warehouse(legacy):
     assert "eval_20260904_083000" in ok("sql", "SELECT run_id FROM stg_runs", "-w", str(wh))
 
 
+@pytest.mark.slow  # converts a whole former warehouse
 def test_a_former_warehouse_from_before_rate_counts_is_counted_on_conversion(legacy):
     wh, expected = legacy
     shutil.rmtree(wh / "tables" / "rate_counts")
