@@ -29,7 +29,7 @@ class BadInput(Exception):
                 "file": self.file, "reason": self.reason, "error": self.error}
 
 
-def read_bytes(path: Path, root: Path) -> bytes:
+def read_bytes(path: str | Path, root: Path) -> bytes:
     """A file's bytes, refusing symlinks that leave ``root``, loops, non-files and oversized files.
 
     The common case (a plain file) costs one open and one fstat; symlinks take the slow path.
@@ -114,13 +114,13 @@ def _resolve_inside(path: Path, root: Path, rel: Callable[[], str]) -> Path:
     return resolved
 
 
-def check_directory(path: Path, root: Path) -> None:
+def check_directory(path: str | Path, root: Path) -> None:
     """A scenario directory (or one inside it) that is a symlink must stay inside ``root``."""
     if os.path.islink(path):
         _resolve_inside(path, root, lambda: os.path.relpath(path, root))
 
 
-def load_json(path: Path, root: Path) -> Any:
+def load_json(path: str | Path, root: Path) -> Any:
     data = read_bytes(path, root)
     try:
         return parse_json_bytes(data)
@@ -130,13 +130,15 @@ def load_json(path: Path, root: Path) -> Any:
         raise BadInput(os.path.relpath(path, root), "invalid JSON", str(exc)) from None
 
 
-def validate(model: type, doc: Any, file: str) -> Any:
+def validate(model: type, doc: Any, file: str | Callable[[], str]) -> Any:
+    """``doc`` as ``model``, or ``BadInput`` naming ``file`` (a function giving it: built only for an error)."""
     try:
         return model.model_validate(doc)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "<root>"
-        raise BadInput(file, f"schema violation at {where}: {first['msg']}", f"{exc.error_count()} error(s)") from None
+        raise BadInput(file() if callable(file) else file, f"schema violation at {where}: {first['msg']}",
+                       f"{exc.error_count()} error(s)") from None
 
 
 @dataclass

@@ -150,11 +150,13 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     """One scenario directory as a ``scenarios`` row, its ``verdicts`` rows, its evidence rows per
     table and warnings (evidence that could not be read); raises ``BadInput``."""
     root = run.session.path
-    for directory in (scenario_dir, scenario_dir / "scenario_config", scenario_dir / "bot_logs_agent"):
+    # paths as strings from here: pathlib's joins cost more than the reads of the small files
+    folder, join = os.fspath(scenario_dir), os.path.join
+    for directory in (folder, join(folder, "scenario_config"), join(folder, "bot_logs_agent")):
         check_directory(directory, root)
     docs: dict[str, Any] = {}
     for key, rel in SCENARIO_FILES.items():
-        path = scenario_dir / rel
+        path = join(folder, rel)
         if not os.path.lexists(path):
             if key in ("metrics", "metadata"):
                 reason = "missing file (scenario in flight or crashed)" if key == "metrics" else "missing file"
@@ -164,10 +166,11 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
             docs[key] = parse_db_hash_file(read_bytes(path, root), os.path.relpath(path, root))
         else:
             docs[key] = load_json(path, root)
-    rel = lambda key: os.path.relpath(scenario_dir / SCENARIO_FILES[key], root)  # noqa: E731
-    metrics = validate(MetricsFile, docs["metrics"], rel("metrics"))
-    metadata = validate(MetadataFile, docs["metadata"], rel("metadata"))
-    judge = validate(JudgeResultFile, docs["judge"], rel("judge")) if "judge" in docs else None
+    rel = lambda key: os.path.relpath(join(folder, SCENARIO_FILES[key]), root)  # noqa: E731
+    # the file's name for an error only: a relative path costs more than the validation itself
+    metrics = validate(MetricsFile, docs["metrics"], lambda: rel("metrics"))
+    metadata = validate(MetadataFile, docs["metadata"], lambda: rel("metadata"))
+    judge = validate(JudgeResultFile, docs["judge"], lambda: rel("judge")) if "judge" in docs else None
     if metrics.scenario_name != scenario_dir.name:
         raise BadInput(rel("metrics"), f"scenario_name '{metrics.scenario_name}' does not match its directory")
 
@@ -176,10 +179,10 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
 
     reference_file = metadata.reference_file or DEFAULT_REFERENCE_FILE
-    reference_path = scenario_dir / "scenario_config" / reference_file
+    reference_path = join(folder, "scenario_config", reference_file)
     if not inside(reference_path, root):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
-    prediction_path = scenario_dir / PREDICTION_FILE
+    prediction_path = join(folder, PREDICTION_FILE)
     if os.path.lexists(reference_path):
         src.reference = load_json(reference_path, root)
         if os.path.lexists(prediction_path):
@@ -194,7 +197,7 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     counts_turns = agent_usage is None or agent_usage.n_calls is None  # the stall check needs the context
     contexts, warnings = {}, []
     for side in ("agent", "user"):
-        path = scenario_dir / f"bot_logs_{side}" / "llm_context.json"
+        path = join(folder, f"bot_logs_{side}", "llm_context.json")
         try:
             contexts[side] = load_json(path, root) if os.path.lexists(path) else None
         except BadInput as err:
