@@ -125,6 +125,11 @@ def pct(passed: int | None, total: int | None) -> str:
     return f"{passed / total * 100:.1f}% {passed}/{total}" if total else ""
 
 
+def ms(value: float | None) -> str:
+    """A latency in whole milliseconds; blank where none was recorded."""
+    return "" if value is None else f"{value:.0f}"
+
+
 def interval(low: float | None, high: float | None) -> str:
     return "" if low is None else f"{low * 100:.1f}-{high * 100:.1f}"
 

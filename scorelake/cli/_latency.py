@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 import scorelake
-from scorelake.cli._app import cell, command, emitted, fail
+from scorelake.cli._app import cell, command, emitted, fail, ms
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, RunsOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
@@ -17,10 +17,6 @@ from scorelake.cli._terminal import show as show_grid
 class LatencyBy(StrEnum):
     domain = "domain"
     scenario = "scenario"
-
-
-def _ms(value: float | None) -> str:
-    return "" if value is None else f"{value:.0f}"
 
 
 @command
@@ -46,7 +42,7 @@ def latency(
     first = "first_response_p50_ms" if by is LatencyBy.domain else "first_response_ms"
     headers = ["run", key.replace("_name", ""), "exchanges", "mean", "p50", "p90", "p95", "p99", "max",
                "first p50" if by is LatencyBy.domain else "first", "interrupted"]
-    cells = [[r["run_id"], r[key], cell(r["exchanges"]), *(_ms(r[c]) for c in ("mean_ms", "p50_ms", "p90_ms", "p95_ms",
+    cells = [[r["run_id"], r[key], cell(r["exchanges"]), *(ms(r[c]) for c in ("mean_ms", "p50_ms", "p90_ms", "p95_ms",
                                                                           "p99_ms", "max_ms", first)),
               "" if r["interrupted"] is None else f"{r['interrupted']}"
               + ("" if not r["interrupted_rate"] else f" ({r['interrupted_rate'] * 100:.1f}%)")]

@@ -12,7 +12,7 @@ import polars as pl
 import typer
 
 import scorelake
-from scorelake.cli._app import cell, command, emit, emitted, err, fail, interval, pct, write_output
+from scorelake.cli._app import cell, command, emit, emitted, err, fail, interval, ms, pct, write_output
 from scorelake.cli._options import AlphaOpt, AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
@@ -184,7 +184,7 @@ def history(
     cells = [[r["run_id"], cell(r["session_started_at"])[:16], str(r["scenarios"]),
               pct(r["success_passed"], r["success_total"]), interval(r["success_ci_low"], r["success_ci_high"]),
               "" if r["task_success_rate"] is None else f"{r['task_success_rate'] * 100:.1f}%", str(r["stalled"]),
-              _ms(r["p50_ms"]), _ms(r["p95_ms"]), _CHANGE_MARKS.get(r["change"], r["change"] or ""),
+              ms(r["p50_ms"]), ms(r["p95_ms"]), _CHANGE_MARKS.get(r["change"], r["change"] or ""),
               "" if r["previous_run"] is None else str(r["broken"]),
               "" if r["previous_run"] is None else str(r["fixed"])]
              for r in df.iter_rows(named=True)]
@@ -195,10 +195,6 @@ def history(
 
 # A change beyond the noise stands out in a column of "inconclusive"s.
 _CHANGE_MARKS = {"regressed": "REGRESSED", "improved": "IMPROVED"}
-
-
-def _ms(value: float | None) -> str:
-    return "" if value is None else f"{value:.0f}"
 
 
 @command

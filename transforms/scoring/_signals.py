@@ -193,14 +193,17 @@ def with_composite(frame: pl.LazyFrame) -> pl.LazyFrame:
             .with_columns(is_task_successful().alias("is_task_successful"), reward().alias("reward")))
 
 
+def _only_if(applies: bool, step):
+    return step if applies else (lambda frame: frame)
+
+
 def _scored(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None, with_reviews: bool) -> pl.LazyFrame:
-    reviewed_only = (lambda step: step) if with_reviews else (lambda step: lambda frame: frame)
     return (
         scenarios.with_columns(policy.effective())
         .pipe(with_signals)
-        .pipe(reviewed_only(with_reviewed_signals))
+        .pipe(_only_if(with_reviews, with_reviewed_signals))
         .pipe(with_composite)
-        .pipe(reviewed_only(with_reviewed_composite))
+        .pipe(_only_if(with_reviews, with_reviewed_composite))
         .with_columns(
             pl.lit(reviews_version, pl.Int64).alias("reviews_version"),
             *(() if with_reviews else (pl.lit(None, pl.String).alias("unreviewed"),)),
