@@ -2,12 +2,8 @@
 -- run's scenarios under one policy, filtered (failed only, one domain, one failed signal, a phrase
 -- $q in the transcript, judge reason or tool calls), sorted and paged in DuckDB, with the total the
 -- filters leave; `judge_error`: the policy's judge failed on it (upstream scored that 0.0).
-WITH judge_failed AS (  -- the runs' own judge's straight from its results (the judgements view is wider)
-    SELECT scenario_name, 'recorded' AS judge FROM stg_judge_results WHERE run_id = $run_id AND errored
-    UNION ALL
-    SELECT scenario_name, judge FROM judgements
-    WHERE run_id = $run_id AND judge_error AND judge <> 'recorded'
-      AND judge = (SELECT judge FROM stg_policies WHERE policy_id = $policy_id)
+WITH judge_failed AS (
+    SELECT scenario_name, judge FROM judge_failures WHERE run_id = $run_id
 ),
 mentioning AS (
     SELECT scenario_name FROM stg_turns WHERE $q IS NOT NULL AND run_id = $run_id AND contains(lower(text), lower($q))
