@@ -29,8 +29,9 @@ class BadInput(Exception):
                 "file": self.file, "reason": self.reason, "error": self.error}
 
 
-def read_bytes(path: str | Path, root: Path) -> bytes:
-    """A file's bytes, refusing symlinks that leave ``root``, loops, non-files and oversized files.
+def read_bytes(path: str | Path, root: Path, missing_ok: bool = False) -> bytes | None:
+    """A file's bytes, refusing symlinks that leave ``root``, loops, non-files and oversized files;
+    None for no file at all (not even a dangling symlink) when ``missing_ok``.
 
     The common case (a plain file) costs one open and one fstat; symlinks take the slow path.
     """
@@ -41,6 +42,8 @@ def read_bytes(path: str | Path, root: Path) -> bytes:
         # O_NONBLOCK: opening a FIFO waits for a writer that may never come (a regular file ignores it)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
+        if missing_ok:
+            return None
         raise BadInput(rel(), "missing file") from None
     except OSError as exc:
         if exc.errno != errno.ELOOP:  # ELOOP: the file itself is a symlink
@@ -70,6 +73,9 @@ def read_bytes(path: str | Path, root: Path) -> bytes:
 def inside(path: str | Path, root: str | Path) -> bool:
     """Whether ``path``, as written (``..`` folded, symlinks not followed), lies under ``root``.
     Plain strings: it runs for every file an ingest reads."""
+    path, root = os.fspath(path), os.fspath(root)
+    if ".." not in path and path.startswith(root.rstrip(os.sep) + os.sep):
+        return True  # no component to climb out with: the common case, without normalising
     base = os.path.normpath(root)
     full = os.path.normpath(os.path.join(base, path))
     return full == base or full.startswith(base if base.endswith(os.sep) else base + os.sep)
@@ -121,7 +127,11 @@ def check_directory(path: str | Path, root: Path) -> None:
 
 
 def load_json(path: str | Path, root: Path) -> Any:
-    data = read_bytes(path, root)
+    return json_of(read_bytes(path, root), path, root)
+
+
+def json_of(data: bytes, path: str | Path, root: Path) -> Any:
+    """The JSON document ``data`` read from ``path``, or ``BadInput`` naming it."""
     try:
         return parse_json_bytes(data)
     except UnicodeDecodeError as exc:

@@ -11,8 +11,9 @@ import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from scorelake.transforms.columns import SCENARIO_COLUMNS, frame
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
@@ -29,6 +30,7 @@ from scorelake.transforms.sources._files import (
     check_directory,
     inside,
     is_utf8,
+    json_of,
     load_json,
     printable,
     read_bytes,
@@ -37,7 +39,14 @@ from scorelake.transforms.sources._files import (
 from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.nemo._listing import list_session
 from scorelake.transforms.sources.nemo._raw import Invocation, JudgeResultFile, MetadataFile, MetricsFile, RunArgsFile
-from scorelake.transforms.sources.nemo.columns import MISSING, NEMO_COLUMNS, SCENARIO_FILES, Derived
+from scorelake.transforms.sources.nemo.columns import (
+    MISSING,
+    NEMO_COLUMNS,
+    SCENARIO_FILES,
+    Derived,
+    From,
+    definition_parts,
+)
 
 PREDICTION_FILE = "final_agent_response.json"
 DEFAULT_RUN_GROUP = "default"
@@ -109,21 +118,34 @@ class ScenarioSource:
     def invocation(self) -> Invocation:
         return self.run.invocations[self.invocation_index]
 
+    @cached_property
+    def definition_parts(self) -> dict[str, str]:
+        return definition_parts(self)
+
+
+def _reader(source: From | Derived) -> Callable[[ScenarioSource], Any]:
+    if isinstance(source, Derived):
+        return lambda src: None if (value := source.fn(src)) is MISSING else value
+    read = source.reader()
+    return lambda src: read(src.docs)
+
+
+# The declared mapping made functions once: (column, its sources' readers, required, the file it comes from)
+_COLUMN_READERS = [(column.name, [_reader(source) for source in NEMO_COLUMNS[column.name].sources],
+                    NEMO_COLUMNS[column.name].required, NEMO_COLUMNS[column.name].file) for column in SCENARIO_COLUMNS]
+
 
 def _column_values(src: ScenarioSource) -> dict[str, Any]:
     row: dict[str, Any] = {}
-    for column in SCENARIO_COLUMNS:
-        declared, value = NEMO_COLUMNS[column.name], MISSING
-        for source in declared.sources:
-            value = source.fn(src) if isinstance(source, Derived) else source.get(src.docs)
-            if value is not MISSING and value is not None:
+    for name, readers, required, file in _COLUMN_READERS:
+        for read in readers:  # the first source that holds a value
+            if (value := read(src)) is not None:
                 break
-        if value is MISSING:
-            value = None
-        if value is None and declared.required:
-            raise BadInput(os.path.relpath(src.dir / declared.file, src.run.session.path),
-                           f"required value '{column.name}' is missing")
-        row[column.name] = value
+        else:
+            if required:
+                raise BadInput(os.path.relpath(src.dir / file, src.run.session.path),
+                               f"required value '{name}' is missing")
+        row[name] = value
     return row
 
 
@@ -151,22 +173,21 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     table and warnings (evidence that could not be read); raises ``BadInput``."""
     root = run.session.path
     # paths as strings from here: pathlib's joins cost more than the reads of the small files
-    folder, join = os.fspath(scenario_dir), os.path.join
-    for directory in (folder, join(folder, "scenario_config"), join(folder, "bot_logs_agent")):
+    folder = os.fspath(scenario_dir)
+    for directory in (folder, f"{folder}/scenario_config", f"{folder}/bot_logs_agent"):
         check_directory(directory, root)
     docs: dict[str, Any] = {}
     for key, rel in SCENARIO_FILES.items():
-        path = join(folder, rel)
-        if not os.path.lexists(path):
+        path = f"{folder}/{rel}"
+        data = read_bytes(path, root, missing_ok=True)
+        if data is None:
             if key in ("metrics", "metadata"):
                 reason = "missing file (scenario in flight or crashed)" if key == "metrics" else "missing file"
                 raise BadInput(os.path.relpath(path, root), reason)
             continue
-        if key == "db_hash":
-            docs[key] = parse_db_hash_file(read_bytes(path, root), os.path.relpath(path, root))
-        else:
-            docs[key] = load_json(path, root)
-    rel = lambda key: os.path.relpath(join(folder, SCENARIO_FILES[key]), root)  # noqa: E731
+        docs[key] = (parse_db_hash_file(data, os.path.relpath(path, root)) if key == "db_hash"
+                     else json_of(data, path, root))
+    rel = lambda key: os.path.relpath(f"{folder}/{SCENARIO_FILES[key]}", root)  # noqa: E731
     # the file's name for an error only: a relative path costs more than the validation itself
     metrics = validate(MetricsFile, docs["metrics"], lambda: rel("metrics"))
     metadata = validate(MetadataFile, docs["metadata"], lambda: rel("metadata"))
@@ -179,14 +200,16 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
 
     reference_file = metadata.reference_file or DEFAULT_REFERENCE_FILE
-    reference_path = join(folder, "scenario_config", reference_file)
+    reference_path = f"{folder}/scenario_config/{reference_file}"
     if not inside(reference_path, root):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
-    prediction_path = join(folder, PREDICTION_FILE)
-    if os.path.lexists(reference_path):
-        src.reference = load_json(reference_path, root)
-        if os.path.lexists(prediction_path):
-            src.prediction = load_json(prediction_path, root)
+    reference = read_bytes(reference_path, root, missing_ok=True)
+    if reference is not None:
+        src.reference = json_of(reference, reference_path, root)
+        prediction_path = f"{folder}/{PREDICTION_FILE}"
+        prediction = read_bytes(prediction_path, root, missing_ok=True)
+        if prediction is not None:
+            src.prediction = json_of(prediction, prediction_path, root)
             flags = TextFlags(metadata.ignore_capitalization, metadata.ignore_punctuation, metadata.clean_text)
             try:
                 src.action = compare(src.reference, src.prediction, flags)
@@ -197,9 +220,10 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     counts_turns = agent_usage is None or agent_usage.n_calls is None  # the stall check needs the context
     contexts, warnings = {}, []
     for side in ("agent", "user"):
-        path = join(folder, f"bot_logs_{side}", "llm_context.json")
+        path = f"{folder}/bot_logs_{side}/llm_context.json"
         try:
-            contexts[side] = load_json(path, root) if os.path.lexists(path) else None
+            data = read_bytes(path, root, missing_ok=True)
+            contexts[side] = None if data is None else json_of(data, path, root)
         except BadInput as err:
             if side == "agent" and counts_turns:
                 raise

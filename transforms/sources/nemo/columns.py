@@ -40,6 +40,23 @@ class From:
     def get(self, docs: dict[str, Any]) -> Any:
         return _walk(docs.get(self.file, MISSING), self.path)
 
+    def reader(self) -> Callable[[dict[str, Any]], Any]:
+        """``get`` as one function, where a value absent and a JSON null both read None (what a
+        column makes of either). A path of object keys only skips the walk's checks per key: it runs
+        for every column of every scenario."""
+        file, path = self.file, self.path
+        if any(key == "*" or key.isdigit() for key in path):
+            return lambda docs: None if (value := _walk(docs.get(file, MISSING), path)) is MISSING else value
+
+        def read(docs: dict[str, Any]) -> Any:
+            node = docs.get(file)
+            for key in path:
+                if type(node) is not dict:
+                    return None
+                node = node.get(key)
+            return node
+        return read
+
 
 @dataclass(frozen=True)
 class Derived:
@@ -157,8 +174,8 @@ NEMO_COLUMNS: dict[str, ColumnSource] = {
     "action_prediction_items": optional(Derived(lambda s: s.action.prediction_items if s.action else None)),
     "reference_json": optional(Derived(lambda s: json_text(s.reference))),
     "prediction_json": optional(Derived(lambda s: json_text(s.prediction))),
-    "definition_hash": required(Derived(lambda s: definition_hash(definition_parts(s)))),
-    "definition_json": required(Derived(lambda s: json.dumps(definition_parts(s), sort_keys=True))),
+    "definition_hash": required(Derived(lambda s: definition_hash(s.definition_parts))),
+    "definition_json": required(Derived(lambda s: json.dumps(s.definition_parts, sort_keys=True))),
     # DB_STATE_MATCH
     "expected_db_hash": optional(From("metadata", "expected_db_hash"), From("metrics", "db_state_expected_hash")),
     "actual_db_hash": optional(From("db_hash", "db_hash"), From("metrics", "db_state_actual_hash")),
