@@ -746,3 +746,42 @@ def test_the_judge_input_key_is_json_dumps_exact_text():
 
     same()
     assert input_hash("\ud800 lone", "x", None)  # a lone surrogate: json's own text
+
+
+def _prompts_on_disk(root: Path) -> dict[tuple[str, str], str]:
+    """Each scenario's judge system prompt as its judge_result.json holds it (killed folders are no scenarios)."""
+    found = {}
+    for path in root.glob("eval_*/*/judge_result.json"):
+        if ".killed." in path.parent.name:
+            continue
+        asked = json.loads(path.read_text()).get("judge_input")
+        if isinstance(asked, dict) and isinstance(asked.get("system_prompt"), str):
+            found[(path.parent.parent.name, path.parent.name)] = asked["system_prompt"]
+    return found
+
+
+def test_each_judge_system_prompt_is_stored_once_and_read_back_whole(sample):
+    """The same long system prompt opens every judge input of a run: stored once per distinct prompt,
+    each input reads back its own, as the file holds it (and the rows of an older scorelake, which
+    hold their prompt themselves, read the same)."""
+    from scorelake.transforms.columns import frame
+    from scorelake.transforms.warehouse import Store
+
+    on_disk = _prompts_on_disk(REPO / "data" / "runs")
+    store = Store(sample.location)
+    stored = store.tables.read("judge_prompts").collect()
+    assert stored.height == len(set(on_disk.values())) < len(on_disk)
+    assert store.tables.read("judge_inputs").select(pl.col("system_prompt").is_null().all()).collect().item()
+
+    def read_back() -> dict[tuple[str, str], str]:
+        rows = sample.sql("SELECT run_id, scenario_name, system_prompt FROM stg_judge_inputs")
+        via_polars = store.tables.judge_inputs(store.tables.committed_runs()).collect()
+        assert sorted(via_polars.select(rows.columns).rows()) == sorted(rows.rows())
+        return {(r, s): p for r, s, p in rows.iter_rows()}
+
+    assert read_back() == on_disk
+    older = sample.sql("SELECT * FROM stg_judge_inputs").with_columns(prompt_hash=pl.lit(None, pl.String))
+    store.tables.replace("judge_inputs", frame("judge_inputs", older.to_dicts()))
+    store.tables.replace("judge_prompts", frame("judge_prompts", []))
+    store.views.build()
+    assert read_back() == on_disk

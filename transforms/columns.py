@@ -212,11 +212,17 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "run_id": Str,
         "generation": Str,
         "scenario_name": Str,
+        # NULL since prompts are stored once each (judge_prompts); rows ingested before hold their own
         "system_prompt": Str,
+        "prompt_hash": Str,  # the judge_prompts row of the system prompt
         "user_content": Str,
         "nl_assertions": StrList,  # the scenario's NL assertions (metadata.json), numbered in the request
         "input_hash": Str,  # of the three above: a judgement is of this input
         "askable": Bool,  # false where upstream asks no judge (no observed agent evidence)
+    },
+    "judge_prompts": {  # each distinct judge system prompt once: the same long text opens every judge input
+        "prompt_hash": Str,
+        "system_prompt": Str,
     },
     "scores": {
         "run_id": Str,

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.hashes import text_hash
 from scorelake.transforms.scoring import RECORDED
 
 # The runner's CLI defaults (run-format.md §15), for run_args.json files that lack a flag.
@@ -26,10 +27,6 @@ RUNNER_DEFAULTS = {"judge_url": "http://localhost:8000/v1/chat/completions",
                    "judge_thinking_token_budget": None, "judge_timeout": 120.0}
 # The command line's names of the settings that are not --<setting>.
 OPTIONS = {"url": "judge-url", "model": "judge-model", "base": "from"}
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class JudgeSpec(BaseModel):

@@ -105,7 +105,7 @@ def commit_ingested(store: Store, batch: list[IngestedRun]) -> None:
     """Commit a batch of ingested sessions: one Delta commit per table, ``runs`` last (the switch)."""
     if batch:
         store.tables.commit_runs(pl.concat([r.run for r in batch]),
-                       {table: pl.concat([r.tables[table] for r in batch]) for table in RUN_TABLES})
+                       {table: pl.concat([r.tables[table] for r in batch]) for table in (*RUN_TABLES, "judge_prompts")})
         store.log.record("ingest", f"{len(batch)} runs: {', '.join(sorted(r.report.run_id for r in batch))}")
 
 

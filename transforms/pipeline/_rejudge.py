@@ -58,7 +58,7 @@ def _calls(store: Store, spec: JudgeSpec, keys: pl.DataFrame, requests: dict) ->
     settings = RunJudgeSettings(runs)
     for chunk in keys.iter_slices(INPUT_CHUNK):
         chunk_runs = runs.filter(pl.col("run_id").is_in(chunk["run_id"].unique().implode()))
-        texts = (store.tables.scan("judge_inputs", chunk_runs).select(*KEY, "system_prompt", "user_content")
+        texts = (store.tables.judge_inputs(chunk_runs).select(*KEY, "system_prompt", "user_content")
                  .join(chunk.lazy().select(KEY), on=KEY, how="semi").collect())
         by_key = {(r, s, h): (p, u) for r, s, h, p, u in texts.iter_rows()}
         calls = []

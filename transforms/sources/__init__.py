@@ -20,7 +20,7 @@ from scorelake.transforms.sources._session import Session, Source
 from scorelake.transforms.sources.nemo import list_session, read_session
 from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX
 
-EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs")
+EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts")
 
 __all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "LegacyTables", "SOURCES", "Session", "SessionTables", "Source",
            "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "printable", "read_session",

@@ -7,12 +7,14 @@ parsed documents; ``key`` is the row's run_id, generation and scenario_name.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
 
 import orjson
 
+from scorelake.transforms.hashes import text_hash
 from scorelake.transforms.scoring import ActionMatch
 
 # judge_result.json keys stored in columns of their own (or as NL-assertion verdicts); the rest is extra.
@@ -124,32 +126,51 @@ def judge_row(key: dict, doc: dict) -> dict:
 NO_EVIDENCE_REASON = "No observed agent evidence was provided."
 
 
+@functools.lru_cache(maxsize=8)
+def _prompt(system_prompt: str) -> tuple[str, Any]:
+    """A system prompt's ``prompt_hash`` and the input hash's state after ``[<prompt>, `` (None where
+    orjson refuses the prompt): worked out once per prompt, since the same one opens every input of a run."""
+    try:
+        opening = hashlib.sha256(b"[" + orjson.dumps(system_prompt) + b", ")
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        opening = None
+    return text_hash(system_prompt), opening
+
+
 def input_hash(system_prompt: str, user_content: str, nl_assertions: list[str] | None) -> str:
     """The judge input's key: a hash of ``json.dumps([system_prompt, user_content, nl_assertions],
     ensure_ascii=False)``. Written by orjson, whose strings escape exactly as json's do (ten times
     faster on a long prompt); json's own for what orjson refuses (a lone surrogate)."""
+    opening = _prompt(system_prompt)[1]
     try:
-        quote = lambda text: orjson.dumps(text).decode()  # noqa: E731
-        blob = (f"[{quote(system_prompt)}, {quote(user_content)}, "
-                f"[{', '.join(quote(a) for a in nl_assertions or [])}]]")
-    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        if opening is None:
+            raise TypeError
+        rest = b"%b, [%b]]" % (orjson.dumps(user_content), b", ".join(orjson.dumps(a) for a in nl_assertions or []))
+    except TypeError:
         blob = json.dumps([system_prompt, user_content, nl_assertions or []], ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest = opening.copy()
+    digest.update(rest)
+    return digest.hexdigest()[:32]
 
 
-def judge_input_row(key: dict, doc: dict, nl_assertions: list[str] | None) -> list[dict]:
+def judge_input_rows(key: dict, doc: dict, nl_assertions: list[str] | None) -> tuple[list[dict], list[dict]]:
     """What the judge was asked (``judge_input``: system prompt and user content) and the NL assertions
-    its reply is normalised against: enough to ask any judge again. None when upstream stored no input
-    (the "No judge evidence" early return)."""
+    its reply is normalised against: enough to ask any judge again. As a ``judge_inputs`` row naming
+    its system prompt by hash and the ``judge_prompts`` row holding it; none when upstream stored no
+    input (the "No judge evidence" early return)."""
     asked = doc.get("judge_input")
     if not isinstance(asked, dict) or not all(isinstance(asked.get(k), str) for k in ("system_prompt", "user_content")):
-        return []
+        return [], []
     assertions = [a for a in nl_assertions if isinstance(a, str)] if nl_assertions else None
     reason = doc.get("reason")
-    return [{**key, "system_prompt": asked["system_prompt"], "user_content": asked["user_content"],
-             "nl_assertions": assertions or None,
-             "input_hash": input_hash(asked["system_prompt"], asked["user_content"], assertions),
-             "askable": not (isinstance(reason, str) and reason.startswith(NO_EVIDENCE_REASON))}]
+    system_prompt = asked["system_prompt"]
+    prompt_hash = _prompt(system_prompt)[0]
+    return ([{**key, "system_prompt": None, "prompt_hash": prompt_hash, "user_content": asked["user_content"],
+              "nl_assertions": assertions or None,
+              "input_hash": input_hash(system_prompt, asked["user_content"], assertions),
+              "askable": not (isinstance(reason, str) and reason.startswith(NO_EVIDENCE_REASON))}],
+            [{"prompt_hash": prompt_hash, "system_prompt": system_prompt}])
 
 
 def action_verdict_rows(key: dict, action: ActionMatch) -> list[dict]:

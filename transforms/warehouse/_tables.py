@@ -204,6 +204,13 @@ class Tables:
         return self.read(table).filter(pl.col("run_id").is_in(runs["run_id"].implode())).join(
             runs.select("run_id", "generation").lazy(), on=["run_id", "generation"], how="semi")
 
+    def judge_inputs(self, runs: pl.DataFrame) -> pl.LazyFrame:
+        """``scan("judge_inputs", runs)``, each row with its system prompt (stored once per distinct
+        prompt in ``judge_prompts``; rows ingested before that hold their own)."""
+        prompts = self.read("judge_prompts").unique("prompt_hash", keep="any").rename({"system_prompt": "stored_prompt"})
+        return (self.scan("judge_inputs", runs).join(prompts, on="prompt_hash", how="left")
+                .with_columns(pl.coalesce("system_prompt", "stored_prompt").alias("system_prompt")).drop("stored_prompt"))
+
     def files(self, table: str, version: int | None = None) -> list[str]:
         return self.delta_table(table, version).file_uris()
 
@@ -265,7 +272,12 @@ class Tables:
 
     def commit_runs(self, runs: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> None:
         """Commit a batch of ingested runs: their rows of ``RUN_TABLES`` (of the generations in
-        ``runs``), then their ``runs`` rows, then the removal of the rows they replace."""
+        ``runs``), then their ``runs`` rows, then the removal of the rows they replace. The judge
+        prompts their inputs name (``judge_prompts`` in ``tables``) go first, those not stored yet."""
+        if "judge_prompts" in tables:
+            stored = self.read("judge_prompts").select("prompt_hash").collect()
+            self.append("judge_prompts", tables["judge_prompts"].unique("prompt_hash", keep="first")
+                        .join(stored, on="prompt_hash", how="anti"))
         for table in RUN_TABLES:
             self.append(table, tables[table])
         run_ids = runs["run_id"].to_list()

@@ -19,7 +19,7 @@ from scorelake.transforms.columns import SCENARIO_COLUMNS, frame
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
 from scorelake.transforms.sources._evidence import (
     action_verdict_rows,
-    judge_input_row,
+    judge_input_rows,
     judge_row,
     tool_call_rows,
     turn_rows,
@@ -200,7 +200,7 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
 
     reference_file = metadata.reference_file or DEFAULT_REFERENCE_FILE
-    reference_path = f"{folder}/scenario_config/{reference_file}"
+    reference_path = os.path.join(folder, "scenario_config", reference_file)  # a name the run gave: joined, not glued
     if not inside(reference_path, root):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
     reference = read_bytes(reference_path, root, missing_ok=True)
@@ -243,9 +243,9 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
         "tool_calls": [row for side, messages in contexts.items() if isinstance(messages, list)
                        for row in tool_call_rows(key, side, messages, said["agent" if side == "user" else "user"])],
         "judge_results": [judge_row(key, docs["judge"])] if isinstance(docs.get("judge"), dict) else [],
-        "judge_inputs": judge_input_row(key, docs["judge"], metadata.nl_assertions)
-        if isinstance(docs.get("judge"), dict) else [],
     }
+    evidence["judge_inputs"], evidence["judge_prompts"] = (judge_input_rows(key, docs["judge"], metadata.nl_assertions)
+                                                           if isinstance(docs.get("judge"), dict) else ([], []))
     verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
     return _column_values(src), verdicts, evidence, warnings
 
@@ -318,6 +318,7 @@ def read_session(session: Session, generation: str) -> SessionTables:
         warnings.extend(row_warnings)
         for table, evidence_rows in row_evidence.items():
             evidence.setdefault(table, []).extend(evidence_rows)
+    evidence["judge_prompts"] = list({row["prompt_hash"]: row for row in evidence.get("judge_prompts", [])}.values())
     _assign_positions(rows, context)
 
     args = last.parsed_args
