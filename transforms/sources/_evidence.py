@@ -16,6 +16,7 @@ import orjson
 
 from scorelake.transforms.hashes import text_hash
 from scorelake.transforms.scoring import ActionMatch
+from scorelake.transforms.sources._files import dump_json
 
 # judge_result.json keys stored in columns of their own (or as NL-assertion verdicts); the rest is extra.
 JUDGE_KEYS = {"score", "reason", "judge_input", "nl_assertion_verdicts", "nl_assertion_pass_count",
@@ -26,7 +27,7 @@ def _text(value: Any) -> str | None:
     """A message's content as text: strings as they are, anything else (a list of parts) as JSON."""
     if value is None or isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return dump_json(value)
 
 
 def turn_rows(key: dict, turns: list[dict], latencies: list[dict] | None) -> list[dict]:
@@ -69,14 +70,15 @@ def _heard(messages: list, heard_turns: list[str] | None) -> list[int]:
     each matched by its text to the next of ``heard_turns`` (the transcript's turns of the other
     party) when given, since a runner's context can hold messages the transcript has not (a
     synthetic opening "Hello") and miss some it has."""
+    turns = None if heard_turns is None else [(turn or "").strip() for turn in heard_turns]
     counts, heard, at = [], 0, 0
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "user" and message.get("content"):
-            if heard_turns is None:
+            if turns is None:
                 heard += 1
             else:
                 text = (_text(message.get("content")) or "").strip()
-                match = next((i for i in range(at, len(heard_turns)) if (heard_turns[i] or "").strip() == text), None)
+                match = next((i for i in range(at, len(turns)) if turns[i] == text), None)
                 if match is not None:
                     heard = at = match + 1
         counts.append(heard)
@@ -86,6 +88,8 @@ def _heard(messages: list, heard_turns: list[str] | None) -> list[int]:
 def tool_call_rows(key: dict, side: str, messages: list, heard_turns: list[str] | None = None) -> list[dict]:
     """Every tool call of an LLM message list, in order, with the result the tool returned (the
     ``tool`` message answering its id) and the turn of the other party it answers (see ``_heard``)."""
+    if not any(isinstance(message, dict) and message.get("tool_calls") for message in messages):
+        return []  # most contexts (a simulated user's always) call no tool
     results = {}
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "tool":
@@ -105,7 +109,7 @@ def tool_call_rows(key: dict, side: str, messages: list, heard_turns: list[str] 
                     pass
             rows.append({**key, "side": side, "ordinal": len(rows) + 1, "message_index": index,
                          "replies_to_turn": heard[index], "call_id": _text(call_id), "name": _text(name),
-                         "arguments_json": json.dumps(arguments, ensure_ascii=False),
+                         "arguments_json": dump_json(arguments),
                          "result": results.get(call_id), "requestor": _text(call.get("requestor"))})
     return rows
 
@@ -119,7 +123,7 @@ def judge_row(key: dict, doc: dict) -> dict:
     score = doc.get("score")
     return {**key, "score": float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
             "reason": _text(reason), "errored": isinstance(reason, str) and reason.startswith("Error:"),
-            "extra_json": json.dumps({k: v for k, v in doc.items() if k not in JUDGE_KEYS}, ensure_ascii=False)}
+            "extra_json": dump_json({k: v for k, v in doc.items() if k not in JUDGE_KEYS})}
 
 
 # Upstream's reason when it asks no judge: nothing the agent did was observed (run-format.md §4).
@@ -182,8 +186,8 @@ def action_verdict_rows(key: dict, action: ActionMatch) -> list[dict]:
         rows.append({**key, "kind": "action", "ordinal": i,
                      "label": _text(reference.get("name")) if isinstance(reference, dict) else None,
                      "side": _text(reference.get("side")) if isinstance(reference, dict) else None,
-                     "passed": matched is not None, "expected_json": json.dumps(reference, ensure_ascii=False),
-                     "actual_json": None if matched is None else json.dumps(prediction, ensure_ascii=False),
+                     "passed": matched is not None, "expected_json": dump_json(reference),
+                     "actual_json": None if matched is None else dump_json(prediction),
                      "arguments_json": None, "detail": None if matched is not None else "no prediction item matched this reference item",
                      "error": None})
     return rows

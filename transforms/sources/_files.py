@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from dataclasses import dataclass, field
@@ -163,6 +164,12 @@ class SessionTables:
     warnings: list[str] = field(default_factory=list)  # what was read but could not be stored
 
 
+# json.dumps(value, ensure_ascii=False) and json.dumps(value, sort_keys=True), their encoders made once:
+# json.dumps builds a new encoder on every call given an option, a third of the time on a small value.
+dump_json = json.JSONEncoder(ensure_ascii=False).encode
+dump_json_sorted = json.JSONEncoder(sort_keys=True).encode
+
+
 def parse_json_bytes(data: bytes) -> Any:
     """Parse JSON the way the upstream writer's ``json`` module round-trips it.
 
@@ -174,8 +181,6 @@ def parse_json_bytes(data: bytes) -> Any:
     except orjson.JSONDecodeError as exc:
         if "recursion" in str(exc):  # what the stdlib parser would hit too, as a RecursionError
             raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
-        import json
-
         try:
             return json.loads(data.decode("utf-8"))
         except RecursionError:

@@ -28,6 +28,7 @@ from scorelake.transforms.sources._files import (
     BadInput,
     SessionTables,
     check_directory,
+    dump_json,
     inside,
     is_utf8,
     json_of,
@@ -159,7 +160,7 @@ def _verdict_rows(src: ScenarioSource) -> list[dict[str, Any]]:
         rows.append({**base, "kind": "db_state_assertion", "ordinal": i + 1, "label": v.func_name,
                      "side": v.side, "passed": v.passed, "expected_json": json.dumps(v.expected),
                      "actual_json": json.dumps(v.actual),
-                     "arguments_json": json.dumps(spec["arguments"], ensure_ascii=False) if "arguments" in spec else None,
+                     "arguments_json": dump_json(spec["arguments"]) if "arguments" in spec else None,
                      "detail": v.message, "error": v.error})
     for i, v in enumerate((src.judge.nl_assertion_verdicts if src.judge else None) or []):
         rows.append({**base, "kind": "nl_assertion", "ordinal": v.index if v.index is not None else i + 1,

@@ -9,10 +9,10 @@ warehouse's (``transforms.columns.SCENARIO_COLUMNS``); this is only the voice-ag
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from scorelake.transforms.sources._files import dump_json, dump_json_sorted
 from scorelake.transforms.sources._lineage import definition_hash, part_hash
 
 # Raw files of a scenario directory that columns read from (run-format.md §1).
@@ -120,7 +120,7 @@ def definition_parts(source: Any) -> dict[str, str]:
 
 
 def json_text(value: Any) -> str | None:
-    return None if value is MISSING else json.dumps(value, ensure_ascii=False)
+    return None if value is MISSING else dump_json(value)
 
 
 NEMO_COLUMNS: dict[str, ColumnSource] = {
@@ -175,7 +175,7 @@ NEMO_COLUMNS: dict[str, ColumnSource] = {
     "reference_json": optional(Derived(lambda s: json_text(s.reference))),
     "prediction_json": optional(Derived(lambda s: json_text(s.prediction))),
     "definition_hash": required(Derived(lambda s: definition_hash(s.definition_parts))),
-    "definition_json": required(Derived(lambda s: json.dumps(s.definition_parts, sort_keys=True))),
+    "definition_json": required(Derived(lambda s: dump_json_sorted(s.definition_parts))),
     # DB_STATE_MATCH
     "expected_db_hash": optional(From("metadata", "expected_db_hash"), From("metrics", "db_state_expected_hash")),
     "actual_db_hash": optional(From("db_hash", "db_hash"), From("metrics", "db_state_actual_hash")),
