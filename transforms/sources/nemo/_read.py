@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from scorelake.transforms.columns import SCENARIO_COLUMNS, frame
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
@@ -45,7 +45,6 @@ from scorelake.transforms.sources.nemo.columns import (
     NEMO_COLUMNS,
     SCENARIO_FILES,
     Derived,
-    From,
     definition_parts,
 )
 
@@ -124,23 +123,19 @@ class ScenarioSource:
         return definition_parts(self)
 
 
-def _reader(source: From | Derived) -> Callable[[ScenarioSource], Any]:
-    if isinstance(source, Derived):
-        return lambda src: None if (value := source.fn(src)) is MISSING else value
-    read = source.reader()
-    return lambda src: read(src.docs)
-
-
-# The declared mapping made functions once: (column, its sources' readers, required, the file it comes from)
-_COLUMN_READERS = [(column.name, [_reader(source) for source in NEMO_COLUMNS[column.name].sources],
+# The declared mapping made functions once: (column, its sources as (derived, read), required, the
+# file it comes from). A derived source reads the parsed scenario, a path the parsed files.
+_COLUMN_READERS = [(column.name, [(True, source.fn) if isinstance(source, Derived) else (False, source.reader())
+                                  for source in NEMO_COLUMNS[column.name].sources],
                     NEMO_COLUMNS[column.name].required, NEMO_COLUMNS[column.name].file) for column in SCENARIO_COLUMNS]
 
 
 def _column_values(src: ScenarioSource) -> dict[str, Any]:
     row: dict[str, Any] = {}
+    docs = src.docs
     for name, readers, required, file in _COLUMN_READERS:
-        for read in readers:  # the first source that holds a value
-            if (value := read(src)) is not None:
+        for derived, read in readers:  # the first source that holds a value
+            if (value := read(src) if derived else read(docs)) is not None:
                 break
         else:
             if required:
