@@ -11,6 +11,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -775,13 +776,21 @@ def test_each_judge_system_prompt_is_stored_once_and_read_back_whole(sample):
 
     def read_back() -> dict[tuple[str, str], str]:
         rows = sample.sql("SELECT run_id, scenario_name, system_prompt FROM stg_judge_inputs")
-        via_polars = store.tables.judge_inputs(store.tables.committed_runs()).collect()
+        tables = Store(sample.location).tables
+        via_polars = tables.judge_inputs(tables.committed_runs()).collect()
         assert sorted(via_polars.select(rows.columns).rows()) == sorted(rows.rows())
         return {(r, s): p for r, s, p in rows.iter_rows()}
 
     assert read_back() == on_disk
+    # as an older scorelake left it: each input with its own prompt, no judge_prompts table, its views
     older = sample.sql("SELECT * FROM stg_judge_inputs").with_columns(prompt_hash=pl.lit(None, pl.String))
     store.tables.replace("judge_inputs", frame("judge_inputs", older.to_dicts()))
-    store.tables.replace("judge_prompts", frame("judge_prompts", []))
-    store.views.build()
+    shutil.rmtree(store.tables.root / "judge_prompts")
+    store.tables.schema_file("judge_prompts").unlink()
+    store.tables.db_path.unlink()
+    read = scorelake.open(sample.location)  # a reader: its views bound in memory, the table missing
+    assert {(r, s): p for r, s, p in read.sql("SELECT run_id, scenario_name, system_prompt FROM stg_judge_inputs")
+            .iter_rows()} == on_disk
+    sample.ingest(REPO / "data" / "runs", prefect=False)  # a write creates the table; nothing re-read
+    assert Store(sample.location).tables.read("judge_prompts").collect().is_empty()
     assert read_back() == on_disk

@@ -147,10 +147,10 @@ def input_hash(system_prompt: str, user_content: str, nl_assertions: list[str] |
     faster on a long prompt); json's own for what orjson refuses (a lone surrogate)."""
     opening = _prompt(system_prompt)[1]
     try:
-        if opening is None:
-            raise TypeError
         rest = b"%b, [%b]]" % (orjson.dumps(user_content), b", ".join(orjson.dumps(a) for a in nl_assertions or []))
-    except TypeError:
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        rest = None
+    if opening is None or rest is None:
         blob = json.dumps([system_prompt, user_content, nl_assertions or []], ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     digest = opening.copy()

@@ -193,7 +193,7 @@ class Views:
         or its schema file while it has none. (Not the schema file beside the files: files of two
         writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
         return {table: self.tables.files(table, (versions or {}).get(table)) or [self.tables.schema_file(table).as_posix()]
-                for table in TABLES}
+                for table in TABLES if self.tables.created(table)}
 
     @staticmethod
     def table_views(files: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -337,9 +337,15 @@ class Views:
             files = self.files(versions) if self.tables.is_local else {}
             for _, statement in self.table_views(files):
                 con.execute(statement.replace("VIEW delta_", "VIEW stored_", 1))
-            for table in TABLES if not self.tables.is_local else ():
-                # DuckDB reads object storage only through an extension: hand it Arrow datasets
-                con.register(f"stored_{table}", self._arrow_dataset(table, versions.get(table)))
+            created = {table for table in TABLES if self.tables.created(table)}
+            for table in TABLES:
+                if table not in created:
+                    # declared by this scorelake, not yet created in a warehouse an older one wrote
+                    # (its next write creates it): empty until then
+                    con.register(f"stored_{table}", empty_frame(table).to_arrow())
+                elif not self.tables.is_local:
+                    # DuckDB reads object storage only through an extension: hand it Arrow datasets
+                    con.register(f"stored_{table}", self._arrow_dataset(table, versions.get(table)))
             for table in TABLES:
                 con.execute(f"CREATE VIEW delta_{table} AS {_with_declared_columns(con, table, f'stored_{table}')}")
             for _, statement in self.statements():
