@@ -22,13 +22,13 @@ from typing import Callable, Iterator, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from scorelake.flows.ingest_job import ingest_session_job
 from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
 from scorelake.transforms.judging import JudgeRefused, JudgeSpec, RetryPolicy, Tally
 from scorelake.transforms.pipeline import (
     COMMIT_LOCK_WAIT_S,
     JUDGE_BATCH,
     BatchResult,
-    IngestedRun,
     api_key_from,
     check_policy,
     commit_ingested,
@@ -38,7 +38,6 @@ from scorelake.transforms.pipeline import (
     forget_judge,
     gate,
     group_runs,
-    ingest_session,
     judge_batch,
     notify,
     plan_ingest,
@@ -64,7 +63,7 @@ from scorelake.transforms.results import (
     RescoreResult,
 )
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
+from scorelake.transforms.sources import DEFAULT_RUNS, discover_sessions, printable
 from scorelake.transforms.warehouse import Store
 
 # Ingest tasks only read; re-score writes are idempotent (appends of rows no view shows until the
@@ -79,11 +78,6 @@ COMMIT_BATCH_SCENARIOS = 5_000
 
 
 # ---- the task functions --------------------------------------------------------------------------
-
-def ingest_session_job(run_id: str, path: str, kind: str, group: str | None, policy_specs: list[str]) -> IngestedRun:
-    """Read one session and score it under every policy (given as JSON specs)."""
-    return ingest_session(Session(run_id, Path(path), kind, group), [Policy.from_spec_json(s) for s in policy_specs])
-
 
 def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
                        run_ids: list[str] | None) -> tuple[str, int]:

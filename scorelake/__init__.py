@@ -14,7 +14,8 @@ flow bodies), over ``scorelake.transforms`` (pipeline; then sources, scoring, ju
 render; then warehouse, columns, names, results), with ``scorelake.sql`` (the views).
 """
 
-from scorelake._api import Warehouse, open
+from typing import Any
+
 from scorelake.transforms.errors import (
     InvalidArgument,
     JudgeRefused,
@@ -39,6 +40,16 @@ from scorelake.transforms.results import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The API on first use: a process that only imports a module below it (an ingest's worker
+    # process) does not pay for the API's imports (DuckDB, the flows, the judge's client).
+    if name in ("Warehouse", "open"):
+        from scorelake import _api
+
+        return getattr(_api, name)
+    raise AttributeError(f"module 'scorelake' has no attribute {name!r}")
 
 __all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "Refusal", "Regrouped", "RejudgeResult",
            "RescoreResult", "ReviewResult", "SessionReport", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",

@@ -342,7 +342,8 @@ class Warehouse:
         """Verify the committed state: every run's rows complete, every stored policy scored; warn of
         tau2 task ids that contradict their task, and of a warehouse moved or copied since its view
         database was written (consistent: reads bind this warehouse's own files)."""
-        from scorelake.transforms.pipeline import task_id_warnings, verify
+        from scorelake.transforms.pipeline import verify
+        from scorelake.transforms.sources import task_id_warnings
 
         self._store.tables.require()
         store = self._store

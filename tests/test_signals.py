@@ -4,8 +4,7 @@ import polars as pl
 import pytest
 
 from scorelake.transforms.columns import SCENARIO_COLUMNS
-from scorelake.transforms.pipeline import score_and_count
-from scorelake.transforms.scoring import Policy
+from scorelake.transforms.scoring import Policy, score_and_count
 
 BASE = {c.name: None for c in SCENARIO_COLUMNS} | {
     "run_id": "r", "generation": "g", "scenario_name": "d__s", "domain": "d", "position": 0,

@@ -111,3 +111,25 @@ def test_read_commands_import_neither_prefect_nor_the_scoring_code(ingested):
     """)
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_an_ingest_worker_process_imports_only_the_readers_and_the_scorers(tmp_path):
+    """An ingest's worker process (a process per core) unpickles its task function and imports what
+    that needs: not DuckDB, Delta, Arrow, Prefect, numpy, the judge's client or the flows, which the
+    command's own process has (they took each worker half a second and 30 MB)."""
+    sent = tmp_path / "job.pickle"
+    subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        from multiprocessing.reduction import ForkingPickler
+        from scorelake.flows.flow_bodies import ingest_session_job
+        open({str(sent)!r}, "wb").write(bytes(ForkingPickler.dumps(ingest_session_job)))
+    """)], cwd=REPO, check=True)
+    worker = textwrap.dedent(f"""
+        import pickle, sys
+        pickle.loads(open({str(sent)!r}, "rb").read())  # what a worker does first
+        heavy = {{"duckdb", "deltalake", "pyarrow", "prefect", "numpy", "httpx", "rich", "typer"}}
+        print(sorted({{m.split(".")[0] for m in sys.modules}} & heavy))
+        print(sorted(m for m in sys.modules if m.startswith(("scorelake.flows.", "scorelake._api",
+              "scorelake.transforms.warehouse", "scorelake.transforms.judging", "scorelake.transforms.analysis"))))
+    """)
+    done = subprocess.run([sys.executable, "-c", worker], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "['scorelake.flows.ingest_job']"]

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.hashes import text_hash
+from scorelake.transforms.keys import text_hash
 from scorelake.transforms.scoring import RECORDED
 
 # The runner's CLI defaults (run-format.md §15), for run_args.json files that lack a flag.

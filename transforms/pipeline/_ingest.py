@@ -1,9 +1,9 @@
-"""Ingest, step by step: plan which sessions are new or changed, read and score one, commit a
-batch of them. Nothing here knows about Prefect, so each step is testable on its own."""
+"""Ingest, step by step: plan which sessions are new or changed, read and score one (``_session``,
+what a worker process runs), commit a batch of them. Nothing here knows about Prefect, so each step
+is testable on its own."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,29 +11,15 @@ from pathlib import Path
 import polars as pl
 
 from scorelake.transforms.columns import frame
-from scorelake.transforms.pipeline._check import task_id_warnings
-from scorelake.transforms.pipeline._rescore import score_and_count
-from scorelake.transforms.results import SessionReport
-from scorelake.transforms.scoring import Policy
+from scorelake.transforms.pipeline._session import IngestedRun
 from scorelake.transforms.sources import (
-    EVIDENCE_TABLES,
     Session,
     is_utf8,
     printable,
-    read_session_tables,
     same_content,
     session_fingerprint,
 )
-from scorelake.transforms.warehouse import RUN_TABLES, Store, new_generation
-
-
-@dataclass
-class IngestedRun:
-    """A session read and scored, not yet committed: its ``runs`` row and its rows of ``RUN_TABLES``."""
-
-    report: SessionReport
-    run: pl.DataFrame
-    tables: dict[str, pl.DataFrame]
+from scorelake.transforms.warehouse import RUN_TABLES, Store
 
 
 @dataclass
@@ -78,27 +64,6 @@ def plan_ingest(store: Store, sessions: list[Session], force: bool = False) -> I
         else:
             plan.todo.append(session)
     return plan
-
-
-def _once_each(messages) -> list[str]:
-    """Each message once, with how many times it came when more than once (a session quarantined
-    whole says so once, not once per scenario)."""
-    counts = Counter(messages)
-    return [message if n == 1 else f"{message} (x{n})" for message, n in counts.items()]
-
-
-def ingest_session(session: Session, policies: list[Policy]) -> IngestedRun:
-    """Read a session and score it under every policy, as one new generation."""
-    tables = read_session_tables(session, new_generation())
-    scenarios = tables.scenarios.lazy()
-    scored = [score_and_count(scenarios, policy) for policy in policies]
-    report = SessionReport(session.run_id, tables.run["status"], tables.scenarios.height, tables.quarantine.height,
-                           _once_each(str(e) for e in tables.errors),
-                           tables.warnings + list(task_id_warnings(scenarios).values()))
-    rows = {"scenarios": tables.scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine,
-            **{table: frame(table, tables.evidence.get(table, [])) for table in EVIDENCE_TABLES},
-            **{table: pl.concat([s[table] for s in scored]) for table in ("scores", "rate_counts")}}
-    return IngestedRun(report, frame("runs", [tables.run]), rows)
 
 
 def commit_ingested(store: Store, batch: list[IngestedRun]) -> None:

@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
-from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
 from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, stored_inputs
@@ -14,26 +13,12 @@ from scorelake.transforms.pipeline._reviews import standing
 from scorelake.transforms.scoring import (
     SCENARIO_FACTS,
     Policy,
-    as_scores,
     rate_counts,
     review_columns,
+    score_and_count,
     split_reviewed,
-    with_scores,
 )
 from scorelake.transforms.warehouse import Store, is_in, sql_literal
-
-_SCORED_COLUMNS = list(dict.fromkeys([*SCHEMAS["scores"], *SCENARIO_FACTS]))
-
-
-def score_and_count(scenarios: pl.LazyFrame, policy: Policy, reviews_version: int | None = None,
-                    reviews: pl.LazyFrame | None = None) -> dict[str, pl.DataFrame]:
-    """The ``scores`` rows of ``scenarios`` under ``policy`` and their ``rate_counts``, in one pass
-    (``reviews``: the review columns of those reviewed, under a policy that takes reviews)."""
-    # Collected once, only the columns the two tables read: left to collect_all, a plan that joins
-    # (reviews) would be scored twice, once per table.
-    scored = with_scores(scenarios, policy, reviews_version, reviews).select(_SCORED_COLUMNS).collect().lazy()
-    scores, counts = pl.collect_all([scored.pipe(as_scores), rate_counts(scored)])
-    return {"scores": scores, "rate_counts": counts}  # written in this order: see rescore
 
 
 def count_stored(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.DataFrame:

@@ -18,10 +18,10 @@ from scorelake.transforms.sources._legacy import LegacyTables
 from scorelake.transforms.sources._registry import SOURCES
 from scorelake.transforms.sources._session import Session, Source
 from scorelake.transforms.sources.nemo import list_session, read_session
-from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX
+from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, task_id_warnings
 
 EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts")
 
 __all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "LegacyTables", "SOURCES", "Session", "SessionTables", "Source",
-           "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "printable", "read_session",
+           "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "printable", "read_session", "task_id_warnings",
            "read_session_tables", "same_content", "session_fingerprint"]

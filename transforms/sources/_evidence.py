@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from scorelake.transforms.hashes import text_hash
+from scorelake.transforms.keys import text_hash
 from scorelake.transforms.scoring import ActionMatch
 from scorelake.transforms.sources._files import dump_json
 

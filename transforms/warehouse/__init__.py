@@ -10,10 +10,9 @@ from scorelake.transforms.warehouse._tables import (
     TABLES,
     default_location,
     is_in,
-    new_generation,
     sql_literal,
 )
 from scorelake.transforms.warehouse._views import QueryLimits, fetch, sql_text
 
 __all__ = ["Commit", "QueryLimits", "DB_FILE", "HISTORY_DAYS", "RUN_TABLES", "Store", "TABLES", "WarehouseBusy",
-           "default_location", "fetch", "is_in", "new_generation", "sql_literal", "sql_text"]
+           "default_location", "fetch", "is_in", "sql_literal", "sql_text"]

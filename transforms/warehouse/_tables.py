@@ -11,7 +11,6 @@ import os
 import random
 import secrets
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -37,11 +36,6 @@ DB_FILE = "scorelake.duckdb"  # local only: the view database (see _views)
 def default_location() -> str:
     """``$SCORELAKE_WAREHOUSE``, else ``data/warehouse`` under the current directory."""
     return os.environ.get("SCORELAKE_WAREHOUSE") or "data/warehouse"
-
-
-def new_generation() -> str:
-    """Sortable by time (the ingest that wrote it), unique by its random tail."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + secrets.token_hex(3)
 
 
 def sql_literal(text: str) -> str:
