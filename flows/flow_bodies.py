@@ -34,16 +34,12 @@ from scorelake.transforms.pipeline import (
     commit_ingested,
     commit_judgements,
     commit_orphaned_journals,
-    comparison,
     forget_judge,
-    gate,
     group_runs,
     judge_batch,
-    notify,
     plan_ingest,
     plan_rejudge,
     prepare_for_writing,
-    previous_runs,
     record_refusals,
     rescore,
     save_judge,
@@ -389,6 +385,9 @@ def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = N
                   max_drop: float = 0.0) -> list[GateResult]:
     """Gate each of ``run_ids`` on the run before it in its group (under the recorded policy); a
     regression is POSTed to ``notify_url`` (a Slack-compatible incoming webhook) when one is given."""
+    # here, not above: the comparison's statistics import numpy, which no other flow needs
+    from scorelake.transforms.pipeline import comparison, gate, notify, previous_runs
+
     store = Store(warehouse)
     pairs = previous_runs(store, run_ids)
     if not pairs:
