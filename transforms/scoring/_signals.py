@@ -119,8 +119,11 @@ def with_checks(frame: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-# Every subset of the six signals as its list of names (in enum order), keyed by bit mask.
-_SUBSETS = {mask: [str(s) for i, s in enumerate(Signal) if mask >> i & 1] for mask in range(1 << len(Signal))}
+# Every subset of the six signals as its list of names (in enum order), keyed by bit mask; as Series
+# made once (given a dict, Polars builds a Series per list on every call: half a session's scoring).
+_MASKS = pl.Series(range(1 << len(Signal)))
+_SUBSETS = pl.Series([[str(s) for i, s in enumerate(Signal) if mask >> i & 1] for mask in _MASKS],
+                     dtype=pl.List(pl.String))
 
 
 def _bucket(keep) -> pl.Expr:
@@ -130,7 +133,8 @@ def _bucket(keep) -> pl.Expr:
     """
     bits = [keep(col(_listed(s)), col(_check(s))).fill_null(False).cast(pl.UInt8) * (1 << i)
             for i, s in enumerate(Signal)]
-    return pl.sum_horizontal(bits).replace_strict(_SUBSETS, return_dtype=pl.List(pl.String))
+    return pl.sum_horizontal(bits).replace_strict(pl.lit(_MASKS).implode(), pl.lit(_SUBSETS).implode(),
+                                                  return_dtype=pl.List(pl.String))
 
 
 def breakdown() -> list[pl.Expr]:
