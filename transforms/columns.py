@@ -10,6 +10,7 @@ Every table has one schema, written even while it is empty.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import polars as pl
@@ -365,7 +366,42 @@ def empty_frame(table: str) -> pl.DataFrame:
     return pl.DataFrame(schema=SCHEMAS[table])
 
 
+# Per table, its list columns (built apart: see _list_column)
+_LIST_COLUMNS = {table: [name for name, dtype in schema.items() if isinstance(dtype, pl.List)]
+                 for table, schema in SCHEMAS.items()}
+
+
 def frame(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Rows as a DataFrame with the table's declared schema (column order included)."""
-    schema = SCHEMAS[table]
-    return pl.DataFrame(rows, schema=schema) if rows else empty_frame(table)
+    if not rows:
+        return empty_frame(table)
+    schema, lists = SCHEMAS[table], _LIST_COLUMNS[table]
+    if not lists:
+        return pl.DataFrame(rows, schema=schema)
+    flat = pl.DataFrame(rows, schema={name: dtype for name, dtype in schema.items() if name not in lists})
+    return flat.with_columns(_list_column(name, schema[name], [row.get(name) for row in rows])
+                             for name in lists).select(list(schema))
+
+
+def _list_column(name: str, dtype: pl.List, values: list[list | None]) -> pl.Series:
+    """``values`` (lists, or None) as a list column, grouped from one Series of all their items:
+    built from Python lists, Polars makes a Series per row, which took a session's scenarios most of
+    their frame's time (six list columns)."""
+    rows, items = [], []
+    for i, value in enumerate(values):
+        if not value and (value is None or isinstance(value, list)):
+            rows.append(i)  # a placeholder keeps the row in its place; made [] or null again below
+            items.append(None)
+        elif isinstance(value, list):
+            rows.extend(repeat(i, len(value)))
+            items.extend(value)
+        else:
+            return pl.Series(name, values, dtype=dtype)  # not a list: Polars' own conversion decides
+    try:
+        grouped = (pl.DataFrame({"row": pl.Series(rows, dtype=pl.UInt32), name: pl.Series(items, dtype=dtype.inner)})
+                   .group_by("row", maintain_order=True).agg(name))
+    except (TypeError, pl.exceptions.PolarsError):  # an item of another type: likewise
+        return pl.Series(name, values, dtype=dtype)
+    filled = pl.lit(pl.Series([None if v is None else len(v) > 0 for v in values], dtype=pl.Boolean))
+    return grouped.select(pl.when(filled).then(pl.col(name))
+                          .when(filled.not_()).then(pl.lit([], dtype=dtype)).alias(name)).to_series()
