@@ -18,7 +18,8 @@ from scorelake.transforms.sources import EVIDENCE_TABLES, Session, read_session_
 
 @dataclass
 class IngestedRun:
-    """A session read and scored, not yet committed: its ``runs`` row and its rows of ``RUN_TABLES``."""
+    """A session read and scored, not yet committed: its ``runs`` row and its rows of the other tables
+    an ingest writes (the warehouse's ``RUN_TABLES``, and ``judge_prompts``)."""
 
     report: SessionReport
     run: pl.DataFrame
