@@ -93,16 +93,6 @@ class Tables:
     def is_local(self) -> bool:
         return self.root is not None
 
-    def created(self, table: str) -> bool:
-        """Whether ``table`` exists (a warehouse an older scorelake wrote lacks the tables declared since)."""
-        from deltalake.exceptions import TableNotFoundError
-
-        try:
-            self.delta_table(table)
-        except TableNotFoundError:
-            return False
-        return True
-
     def table_uri(self, table: str) -> str:
         return f"{self.location}/{table}"
 

@@ -192,8 +192,16 @@ class Views:
         """Per table, the files its view reads: its files at a version (default: the current one),
         or its schema file while it has none. (Not the schema file beside the files: files of two
         writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
-        return {table: self.tables.files(table, (versions or {}).get(table)) or [self.tables.schema_file(table).as_posix()]
-                for table in TABLES if self.tables.created(table)}
+        from deltalake.exceptions import TableNotFoundError
+
+        found = {}
+        for table in TABLES:
+            try:
+                found[table] = (self.tables.files(table, (versions or {}).get(table))
+                                or [self.tables.schema_file(table).as_posix()])
+            except TableNotFoundError:  # declared since an older scorelake wrote the warehouse: see _bound_in_memory
+                continue
+        return found
 
     @staticmethod
     def table_views(files: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -328,7 +336,7 @@ class Views:
 
     def _bound_in_memory(self, as_of: str | None) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
         """An in-memory database with the views over each table at ``as_of``, and the local files they read."""
-        from deltalake.exceptions import DeltaError
+        from deltalake.exceptions import DeltaError, TableNotFoundError
 
         commit = self.log.as_of(as_of) if as_of else None
         versions = {**commit.table_versions, "commits": commit.version} if commit else {}
@@ -337,15 +345,15 @@ class Views:
             files = self.files(versions) if self.tables.is_local else {}
             for _, statement in self.table_views(files):
                 con.execute(statement.replace("VIEW delta_", "VIEW stored_", 1))
-            created = {table for table in TABLES if self.tables.created(table)}
-            for table in TABLES:
-                if table not in created:
-                    # declared by this scorelake, not yet created in a warehouse an older one wrote
-                    # (its next write creates it): empty until then
-                    con.register(f"stored_{table}", empty_frame(table).to_arrow())
-                elif not self.tables.is_local:
-                    # DuckDB reads object storage only through an extension: hand it Arrow datasets
+            missing = [table for table in TABLES if table not in files] if self.tables.is_local else []
+            for table in TABLES if not self.tables.is_local else ():
+                try:  # DuckDB reads object storage only through an extension: hand it Arrow datasets
                     con.register(f"stored_{table}", self._arrow_dataset(table, versions.get(table)))
+                except TableNotFoundError:
+                    missing.append(table)
+            for table in missing:  # declared by this scorelake, not yet created in a warehouse an older
+                # one wrote (its next write creates it): empty until then
+                con.register(f"stored_{table}", empty_frame(table).to_arrow())
             for table in TABLES:
                 con.execute(f"CREATE VIEW delta_{table} AS {_with_declared_columns(con, table, f'stored_{table}')}")
             for _, statement in self.statements():

@@ -37,13 +37,10 @@ class From:
         object.__setattr__(self, "file", file)
         object.__setattr__(self, "path", path)
 
-    def get(self, docs: dict[str, Any]) -> Any:
-        return _walk(docs.get(self.file, MISSING), self.path)
-
     def reader(self) -> Callable[[dict[str, Any]], Any]:
-        """``get`` as one function, where a value absent and a JSON null both read None (what a
-        column makes of either). A path of object keys only skips the walk's checks per key: it runs
-        for every column of every scenario."""
+        """A function of the parsed files giving the value at the path, where a value absent and a JSON
+        null both read None (what a column makes of either). A path of object keys only skips the
+        walk's checks per key: it runs for every column of every scenario."""
         file, path = self.file, self.path
         if any(key == "*" or key.isdigit() for key in path):
             return lambda docs: None if (value := _walk(docs.get(file, MISSING), path)) is MISSING else value
