@@ -131,6 +131,12 @@ def load_json(path: str | Path, root: Path) -> Any:
     return json_of(read_bytes(path, root), path, root)
 
 
+def load_json_if_present(path: str | Path, root: Path, absent: Any = None) -> Any:
+    """The JSON document at ``path``, or ``absent`` when there is no file (a JSON null reads None)."""
+    data = read_bytes(path, root, missing_ok=True)
+    return absent if data is None else json_of(data, path, root)
+
+
 def json_of(data: bytes, path: str | Path, root: Path) -> Any:
     """The JSON document ``data`` read from ``path``, or ``BadInput`` naming it."""
     try:

@@ -33,6 +33,7 @@ from scorelake.transforms.sources._files import (
     is_utf8,
     json_of,
     load_json,
+    load_json_if_present,
     printable,
     read_bytes,
     validate,
@@ -199,13 +200,10 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     reference_path = os.path.join(folder, "scenario_config", reference_file)  # a name the run gave: joined, not glued
     if not inside(reference_path, root):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
-    reference = read_bytes(reference_path, root, missing_ok=True)
-    if reference is not None:
-        src.reference = json_of(reference, reference_path, root)
-        prediction_path = f"{folder}/{PREDICTION_FILE}"
-        prediction = read_bytes(prediction_path, root, missing_ok=True)
-        if prediction is not None:
-            src.prediction = json_of(prediction, prediction_path, root)
+    src.reference = load_json_if_present(reference_path, root, MISSING)
+    if src.reference is not MISSING:
+        src.prediction = load_json_if_present(f"{folder}/{PREDICTION_FILE}", root, MISSING)
+        if src.prediction is not MISSING:
             flags = TextFlags(metadata.ignore_capitalization, metadata.ignore_punctuation, metadata.clean_text)
             try:
                 src.action = compare(src.reference, src.prediction, flags)
@@ -218,8 +216,7 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     for side in ("agent", "user"):
         path = f"{folder}/bot_logs_{side}/llm_context.json"
         try:
-            data = read_bytes(path, root, missing_ok=True)
-            contexts[side] = None if data is None else json_of(data, path, root)
+            contexts[side] = load_json_if_present(path, root)
         except BadInput as err:
             if side == "agent" and counts_turns:
                 raise
