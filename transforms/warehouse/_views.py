@@ -345,12 +345,15 @@ class Views:
             files = self.files(versions) if self.tables.is_local else {}
             for _, statement in self.table_views(files):
                 con.execute(statement.replace("VIEW delta_", "VIEW stored_", 1))
-            missing = [table for table in TABLES if table not in files] if self.tables.is_local else []
-            for table in TABLES if not self.tables.is_local else ():
-                try:  # DuckDB reads object storage only through an extension: hand it Arrow datasets
-                    con.register(f"stored_{table}", self._arrow_dataset(table, versions.get(table)))
-                except TableNotFoundError:
-                    missing.append(table)
+            if self.tables.is_local:
+                missing = [table for table in TABLES if table not in files]
+            else:  # DuckDB reads object storage only through an extension: hand it Arrow datasets
+                missing = []
+                for table in TABLES:
+                    try:
+                        con.register(f"stored_{table}", self._arrow_dataset(table, versions.get(table)))
+                    except TableNotFoundError:
+                        missing.append(table)
             for table in missing:  # declared by this scorelake, not yet created in a warehouse an older
                 # one wrote (its next write creates it): empty until then
                 con.register(f"stored_{table}", empty_frame(table).to_arrow())
