@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import textwrap
@@ -277,6 +278,18 @@ def _tree_memory_mb(pid: int) -> float:
     return total / 1024
 
 
+def _busy_cpu_s() -> float:
+    """CPU-seconds this machine's cores have been busy since boot (``/proc/stat``): across a command,
+    its own process's, its worker processes' (which it does not wait for) and anything else running."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def scorelake_command(*args: str, memory: bool = True) -> dict:
     """``scorelake ARGS`` as a user runs it: a whole process (imports and start-up included), its own
     fan-out on the machine's cores, no Prefect API configured; its seconds and, with ``memory``, its
@@ -284,6 +297,7 @@ def scorelake_command(*args: str, memory: bool = True) -> dict:
     every 20 ms). The sampling reads every process's page tables: on two cores it takes about a
     second from a 10,000-scenario ingest, so a timed run goes without it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    busy, own = _busy_cpu_s(), _children_cpu_s()
     began = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "scorelake", *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": str(REPO)})
@@ -293,10 +307,12 @@ def scorelake_command(*args: str, memory: bool = True) -> dict:
         time.sleep(0.02)
     out, err = process.communicate()
     seconds = time.perf_counter() - began
+    busy, own = _busy_cpu_s() - busy, _children_cpu_s() - own
     if process.returncode:
         return {"failed": err.strip()[-300:] or f"exit {process.returncode}"}
     said = [line for line in (out + err).splitlines() if line.strip()]
-    return {"seconds": seconds, **({"peak_pss_mb": peak} if memory else {}), "said": said[-1] if said else ""}
+    return {"seconds": seconds, **({"peak_pss_mb": peak} if memory else {"cpu_s": busy, "command_process_cpu_s": own}),
+            "said": said[-1] if said else ""}
 
 
 def bench_ingest(n: int, work: Path, rounds: int = 3) -> dict:
@@ -317,9 +333,17 @@ def bench_ingest(n: int, work: Path, rounds: int = 3) -> dict:
     median = lambda runs: sorted(r["seconds"] for r in runs)[len(runs) // 2]  # noqa: E731
     report = {"scenarios": n, "files": floors[0]["files"], "bytes": floors[0]["bytes"],
               "parse_floor_s": [r["seconds"] for r in floors], "ingest_command_s": [r["seconds"] for r in ingests],
+              # where the time goes: CPU-seconds of every process (two cores give at most twice the
+              # wall time), of the command's own process, and so of its workers
+              "ingest_cpu_s": [r["cpu_s"] for r in ingests],
+              "ingest_command_process_cpu_s": [r["command_process_cpu_s"] for r in ingests],
               "ingest_peak_pss_mb": measured["peak_pss_mb"], "ingest_command_s_while_sampled": measured["seconds"],
               "reingest_command": scorelake_command("ingest", str(store), "-w", str(warehouse))}
     report["ingest_vs_parse_floor"] = median(ingests) / median(floors)
+    # the ratio were every core busy from start to end: the CPU ingest spends, over the cores, against the floor
+    cpu = sorted(r["cpu_s"] for r in ingests)[len(ingests) // 2]
+    report["ingest_cpu_vs_parse_floor"] = cpu / median(floors)
+    report["least_ratio_on_these_cores"] = cpu / (os.cpu_count() or 1) / median(floors)
     return report
 
 

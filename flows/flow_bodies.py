@@ -231,28 +231,27 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
             fanout.log("error", f"{session.path}: not ingested: {reason}")
         record_refusals(store, plan.refused)
         reports, pending = [], []
-        # The tasks score what a session holds; a policy under a judge other than the runs' own, or one
-        # that takes reviews, needs the tables: it is scored once the runs are committed (rescore).
-        policies = stored_policies(store)
-        specs = [p.spec_json() for p in policies if p.judge is None and not p.reviews]
+        # A commit scores what its sessions hold; a policy under a judge other than the runs' own, or
+        # one that takes reviews, needs the tables: it is scored once the runs are committed (rescore).
+        scoring = [p for p in stored_policies(store) if p.judge is None and not p.reviews]
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
-            calls = [(s.run_id, str(s.path), s.kind, s.group, specs) for s in plan.todo]
+            calls = [(s.run_id, str(s.path), s.kind, s.group) for s in plan.todo]
             for ingested in fanout.run(ingest_session_job, calls):
                 reports.append(ingested.report)
                 pending.append(ingested)
                 if sum(r.report.scenarios for r in pending) >= COMMIT_BATCH_SCENARIOS:
-                    commit_ingested(store, pending)
+                    commit_ingested(store, pending, scoring)
                     pending = []
                 bar.advance(job)
-        commit_ingested(store, pending)
+        commit_ingested(store, pending, scoring)
         ingested_ids = [r.run_id for r in reports if r.scenarios]
-        # Scored from the tables once committed: the policies the tasks could not score, and every
+        # Scored from the tables once committed: the policies the commits could not score, and every
         # policy another writer stored meanwhile (on object storage writers do not wait for each other):
         # what this ingest commits is scored under every policy stored by then.
-        scored_by_tasks = {p.id for p in policies if p.judge is None and not p.reviews}
+        scored_on_commit = {p.id for p in scoring}
         for policy in stored_policies(store) if ingested_ids else ():
-            if policy.id not in scored_by_tasks:
+            if policy.id not in scored_on_commit:
                 rescore(store, policy, ingested_ids)
         if plan.regroup:
             group_runs(store, plan.regroup)

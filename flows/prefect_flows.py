@@ -59,8 +59,8 @@ def make_task_runner(kind: str, dask_address: str | None = None):
 # across processes.
 @task(name="ingest-session", retries=TASK_RETRIES, retry_delay_seconds=RETRY_DELAY_S, cache_policy=NO_CACHE,
       task_run_name="ingest {run_id}")
-def ingest_session_task(run_id: str, path: str, kind: str, group: str | None, policy_specs: list[str]) -> IngestedRun:
-    ingested = ingest_session_job(run_id, path, kind, group, policy_specs)
+def ingest_session_task(run_id: str, path: str, kind: str, group: str | None) -> IngestedRun:
+    ingested = ingest_session_job(run_id, path, kind, group)
     logger = get_run_logger()
     for problem in ingested.report.problems:
         logger.warning("%s: quarantined %s", run_id, problem)

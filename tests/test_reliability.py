@@ -392,7 +392,7 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
     from scorelake.transforms.pipeline import commit_ingested, ingest_session
 
     session = Session(BASELINE, CONFORMANCE / BASELINE)
-    first, second = (ingest_session(session, [Policy()]) for _ in range(2))
+    first, second = (ingest_session(session) for _ in range(2))
     location = tmp_path / "wh"
     writer_a, writer_b = Store(location), Store(location)
     writer_a.tables.init()
@@ -403,11 +403,11 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
         real(table, data, **options)
         if options.get("mode") == "overwrite" and options.get("predicate") and not switches:
             switches.append(1)
-            commit_ingested(writer_b, [second])  # B: switch to its generation, delete A's rows
+            commit_ingested(writer_b, [second], [Policy()])  # B: switch to its generation, delete A's rows
             raise CommitFailedError("the version was taken (by this very commit)")
 
     monkeypatch.setattr(deltalake, "write_deltalake", lands_then_b_wins)
-    commit_ingested(writer_a, [first])
+    commit_ingested(writer_a, [first], [Policy()])
     monkeypatch.undo()
     assert verify(Store(location)) == []
     assert Store(location).tables.committed_runs()["generation"].to_list() == [second.run["generation"][0]]
