@@ -1,11 +1,12 @@
 """scorelake benchmark: run on demand, not in CI.
 
     .venv/bin/python bench/bench.py --sizes 1000 10000 100000 --rescore-rows 1000000
-    .venv/bin/python bench/bench.py --ingest-only --sizes 10000 100000
+    .venv/bin/python bench/bench.py --ingest-only --sizes 10000 100000 --per-session 500 25
 
 For ``--ingest-only``: ``scorelake ingest`` as a user runs it (a whole process, its own fan-out)
 against the single-thread parse floor (one thread reads every file ingest reads and parses each JSON
-one with orjson), side by side, three rounds, then a no-change re-ingest. Otherwise:
+one with orjson), side by side, three rounds, then a no-change re-ingest; with the CPU-seconds the
+command and its workers spent (two cores can at most halve them). Otherwise:
 
 For each size it builds a synthetic store in the upstream format (bench/synth.py) and reports, as
 ratios measured in the same run:
@@ -315,13 +316,14 @@ def scorelake_command(*args: str, memory: bool = True) -> dict:
             "said": said[-1] if said else ""}
 
 
-def bench_ingest(n: int, work: Path, rounds: int = 3) -> dict:
+def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3) -> dict:
     """``scorelake ingest`` as a user runs it against the single-thread parse floor, side by side in
     one run, ``rounds`` times (the medians compared), then a no-change re-ingest."""
-    from bench.synth import build_store
+    from bench.synth import SCENARIOS_PER_SESSION, build_store
 
-    store, warehouse = work / f"store_{n}", work / f"warehouse_{n}"
-    build_store(SOURCE, store, n)
+    name = f"{n}" if per_session == SCENARIOS_PER_SESSION else f"{n}_in_{per_session}s"
+    store, warehouse = work / f"store_{name}", work / f"warehouse_{name}"
+    build_store(SOURCE, store, n, per_session=per_session)
     fmt = {"store": str(store)}
     floors, ingests = [], []
     for _ in range(rounds):
@@ -331,7 +333,7 @@ def bench_ingest(n: int, work: Path, rounds: int = 3) -> dict:
     subprocess.run(["rm", "-rf", str(warehouse)], check=True)
     measured = scorelake_command("ingest", str(store), "-w", str(warehouse))  # its memory, once more
     median = lambda runs: sorted(r["seconds"] for r in runs)[len(runs) // 2]  # noqa: E731
-    report = {"scenarios": n, "files": floors[0]["files"], "bytes": floors[0]["bytes"],
+    report = {"scenarios": n, "scenarios_per_session": per_session, "files": floors[0]["files"], "bytes": floors[0]["bytes"],
               "parse_floor_s": [r["seconds"] for r in floors], "ingest_command_s": [r["seconds"] for r in ingests],
               # where the time goes: CPU-seconds of every process (two cores give at most twice the
               # wall time), of the command's own process, and so of its workers
@@ -410,16 +412,23 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument("--ingest-only", action="store_true",
                         help="Only `scorelake ingest` against the parse floor, per size (writes bench/ingest.json)")
+    parser.add_argument("--per-session", type=int, nargs="+",
+                        help="With --ingest-only: the stores' scenarios per session, each its own store per size "
+                             "(default 500: a full-suite run; smaller sessions cost ingest more per scenario)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(REPO))
     if args.ingest_only:
         out = args.out if args.out != REPO / "bench" / "results.json" else REPO / "bench" / "ingest.json"
         found: dict = {"machine": {"cpus": os.cpu_count()}, "sizes": {}}
+        from bench.synth import SCENARIOS_PER_SESSION
+
         for n in args.sizes:
-            found["sizes"][n] = bench_ingest(n, args.work)
-            out.write_text(json.dumps(found, indent=2))
-            print(json.dumps({n: found["sizes"][n]}), flush=True)
+            for per_session in args.per_session or [SCENARIOS_PER_SESSION]:
+                key = f"{n}" if per_session == SCENARIOS_PER_SESSION else f"{n} in sessions of {per_session}"
+                found["sizes"][key] = bench_ingest(n, args.work, per_session)
+                out.write_text(json.dumps(found, indent=2))
+                print(json.dumps({key: found["sizes"][key]}), flush=True)
         return
     results: dict = {"machine": {"cpus": os.cpu_count()}, "sizes": {}}
     save = lambda: args.out.write_text(json.dumps(results, indent=2))  # noqa: E731  (after every phase group)

@@ -25,18 +25,19 @@ def _templates(source: Path, whole: bool) -> list[tuple[str, dict[str, bytes]]]:
     return templates
 
 
-def build_store(source: Path, target: Path, n_scenarios: int, whole: bool = True) -> list[Path]:
-    """``n_scenarios`` scenarios in sessions of ``SCENARIOS_PER_SESSION`` under ``target`` (each
-    scenario folder ``whole``, or only the files scoring reads); returns the files."""
+def build_store(source: Path, target: Path, n_scenarios: int, whole: bool = True,
+                per_session: int = SCENARIOS_PER_SESSION) -> list[Path]:
+    """``n_scenarios`` scenarios in sessions of ``per_session`` under ``target`` (each scenario
+    folder ``whole``, or only the files scoring reads); returns the files."""
     if target.exists():
         shutil.rmtree(target)
     templates = _templates(source, whole)
     run_args = json.loads((source / "run_args.json").read_text())
     written: list[Path] = []
-    for s in range(0, n_scenarios, SCENARIOS_PER_SESSION):
-        session = target / f"eval_2030{s // SCENARIOS_PER_SESSION:08d}_000000"
+    for s in range(0, n_scenarios, per_session):
+        session = target / f"eval_2030{s // per_session:08d}_000000"
         names = []
-        for i in range(s, min(s + SCENARIOS_PER_SESSION, n_scenarios)):
+        for i in range(s, min(s + per_session, n_scenarios)):
             template_name, files = templates[i % len(templates)]
             name = f"{template_name.split('__', 1)[0]}__bench_{i}"
             names.append(name)
