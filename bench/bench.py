@@ -324,6 +324,7 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3) -> dict:
     name = f"{n}" if per_session == SCENARIOS_PER_SESSION else f"{n}_in_{per_session}s"
     store, warehouse = work / f"store_{name}", work / f"warehouse_{name}"
     build_store(SOURCE, store, n, per_session=per_session)
+    os.sync()  # the store's pages written out now, not by the kernel's writeback during the timed rounds
     fmt = {"store": str(store)}
     floors, ingests = [], []
     for _ in range(rounds):
