@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from scorelake.flows.ingest_job import ingest_session_job
+from scorelake.flows.ingest_job import ingest_sessions_job
 from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
 from scorelake.transforms.judging import JudgeRefused, JudgeSpec, RetryPolicy, Tally
 from scorelake.transforms.pipeline import (
@@ -59,7 +59,7 @@ from scorelake.transforms.results import (
     RescoreResult,
 )
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import DEFAULT_RUNS, discover_sessions, printable
+from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
 from scorelake.transforms.warehouse import Store
 
 # Ingest tasks only read; re-score writes are idempotent (appends of rows no view shows until the
@@ -82,25 +82,46 @@ def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
 
 
 # Retried when they fail (they only read, or write idempotently); a rejudge batch is not: its calls cost money.
-RETRIED_JOBS = frozenset({ingest_session_job, rescore_policy_job})
+RETRIED_JOBS = frozenset({ingest_sessions_job, rescore_policy_job})
+
+
+def _scenarios_in(path: Path) -> int:
+    """About how many scenarios a session holds: its folder's entries, a results file's size at about
+    20 KB a simulation (only to group and place the work)."""
+    try:
+        return len(os.listdir(path)) if path.is_dir() else path.stat().st_size // 20_000
+    except OSError:
+        return 0
 
 
 def _scenarios_to_read(calls: list[tuple]) -> int:
-    """About how many scenarios ingest calls read: a session folder's entries, a results file's size
-    at about 20 KB a simulation (only to choose where they run)."""
-    total = 0
-    for call in calls:
-        try:
-            path = Path(call[1])
-            total += sum(1 for _ in os.scandir(path)) if path.is_dir() else path.stat().st_size // 20_000
-        except OSError:
-            continue
-    return total
+    return sum(_scenarios_in(Path(session[1])) for (sessions,) in calls for session in sessions)
+
+
+# A job reads sessions until it holds about this many scenarios: what a job costs beyond its
+# scenarios (its frames, sending them back, the committing process taking them) is paid per job,
+# about 2 ms, which a store of small sessions paid per session.
+JOB_SCENARIOS = 500
+
+
+def _jobs(sessions: list[Session]) -> list[tuple]:
+    """The calls of the ingest job for ``sessions``, in order: groups of about ``JOB_SCENARIOS``
+    scenarios, smaller where fewer would leave a core under four jobs (one session may hold more)."""
+    sizes = [_scenarios_in(s.path) for s in sessions]
+    target = min(JOB_SCENARIOS, sum(sizes) // (4 * (os.cpu_count() or 1)))
+    calls, group, held = [], [], 0
+    for session, size in zip(sessions, sizes):
+        group.append((session.run_id, str(session.path), session.kind, session.group))
+        held += size
+        if held >= target:
+            calls.append((group,))
+            group, held = [], 0
+    return calls + ([(group,)] if group else [])
 
 
 # Jobs that parse in Python (the GIL held): under the `auto` runner they get a process per core
 # once there is enough of them to repay starting the processes (about 0.4 s).
-PARSING_JOBS = {ingest_session_job: _scenarios_to_read}
+PARSING_JOBS = {ingest_sessions_job: _scenarios_to_read}
 PROCESSES_FROM_SCENARIOS = 1_000
 
 
@@ -236,14 +257,13 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         scoring = [p for p in stored_policies(store) if p.judge is None and not p.reviews]
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
-            calls = [(s.run_id, str(s.path), s.kind, s.group) for s in plan.todo]
-            for ingested in fanout.run(ingest_session_job, calls):
-                reports.append(ingested.report)
+            for ingested in fanout.run(ingest_sessions_job, _jobs(plan.todo)):
+                reports += ingested.reports
                 pending.append(ingested)
-                if sum(r.report.scenarios for r in pending) >= COMMIT_BATCH_SCENARIOS:
+                if sum(r.scenarios for r in pending) >= COMMIT_BATCH_SCENARIOS:
                     commit_ingested(store, pending, scoring)
                     pending = []
-                bar.advance(job)
+                bar.advance(job, len(ingested.reports))
         commit_ingested(store, pending, scoring)
         ingested_ids = [r.run_id for r in reports if r.scenarios]
         # Scored from the tables once committed: the policies the commits could not score, and every

@@ -20,13 +20,13 @@ from scorelake.flows import flow_bodies
 from scorelake.flows.flow_bodies import (
     RETRY_DELAY_S,
     TASK_RETRIES,
-    ingest_session_job,
+    ingest_sessions_job,
     rejudge_job,
     rescore_policy_job,
 )
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import RetryPolicy
-from scorelake.transforms.pipeline import BatchResult, IngestedRun, gate_summary
+from scorelake.transforms.pipeline import BatchResult, IngestedRuns, gate_summary
 from scorelake.transforms.results import IngestResult, RefreshResult, RejudgeResult, RescoreResult
 
 TASK_RUNNERS = ("auto", "threads", "processes", "dask")
@@ -57,13 +57,21 @@ def make_task_runner(kind: str, dask_address: str | None = None):
 
 # Results are not cached: the warehouse's fingerprints already skip unchanged sessions durably,
 # across processes.
-@task(name="ingest-session", retries=TASK_RETRIES, retry_delay_seconds=RETRY_DELAY_S, cache_policy=NO_CACHE,
-      task_run_name="ingest {run_id}")
-def ingest_session_task(run_id: str, path: str, kind: str, group: str | None) -> IngestedRun:
-    ingested = ingest_session_job(run_id, path, kind, group)
+def _ingest_task_name() -> str:
+    from prefect.runtime import task_run
+
+    sessions = task_run.parameters["sessions"]
+    return f"ingest {sessions[0][0]}" + (f" and {len(sessions) - 1} more" if len(sessions) > 1 else "")
+
+
+@task(name="ingest-sessions", retries=TASK_RETRIES, retry_delay_seconds=RETRY_DELAY_S, cache_policy=NO_CACHE,
+      task_run_name=_ingest_task_name)
+def ingest_sessions_task(sessions: list[tuple[str, str, str, str | None]]) -> IngestedRuns:
+    ingested = ingest_sessions_job(sessions)
     logger = get_run_logger()
-    for problem in ingested.report.problems:
-        logger.warning("%s: quarantined %s", run_id, problem)
+    for report in ingested.reports:
+        for problem in report.problems:
+            logger.warning("%s: quarantined %s", report.run_id, problem)
     return ingested
 
 
@@ -86,7 +94,7 @@ def rejudge_batch_task(warehouse: str, spec_json: str, keys, concurrency: int, a
 class PrefectTasks:
     """The fan-out of a flow run: each task function submitted as its Prefect task to the flow's task runner."""
 
-    TASKS = {ingest_session_job: ingest_session_task, rescore_policy_job: rescore_task,
+    TASKS = {ingest_sessions_job: ingest_sessions_task, rescore_policy_job: rescore_task,
              rejudge_job: rejudge_batch_task}
     streams = False
 

@@ -248,17 +248,17 @@ def test_auto_reads_many_scenarios_in_a_process_per_core_and_few_in_threads(tmp_
     1,000 scenarios, where parsing in Python needs both cores; threads below that."""
     import os
 
-    from scorelake.flows.flow_bodies import PROCESSES_FROM_SCENARIOS, InProcess, ingest_session_job
+    from scorelake.flows.flow_bodies import PROCESSES_FROM_SCENARIOS, InProcess, ingest_sessions_job
 
-    few = [(f"r{i}", str(CONFORMANCE / BASELINE), "nemo", None, []) for i in range(3)]
+    few = [([(f"r{i}", str(CONFORMANCE / BASELINE), "nemo", None)],) for i in range(3)]
     big = tmp_path / "big"
     big.mkdir()
     for i in range(PROCESSES_FROM_SCENARIOS):
         (big / f"s{i}").mkdir()
-    many = [("a", str(big), "nemo", None, []), ("b", str(big), "nemo", None, [])]
+    many = [([("a", str(big), "nemo", None)],), ([("b", str(big), "nemo", None)],)]
     auto = InProcess()
-    assert not auto._uses_processes(ingest_session_job, few)
-    assert auto._uses_processes(ingest_session_job, many) == ((os.cpu_count() or 1) > 1)
+    assert not auto._uses_processes(ingest_sessions_job, few)
+    assert auto._uses_processes(ingest_sessions_job, many) == ((os.cpu_count() or 1) > 1)
     assert not auto._uses_processes(len, many)  # only the jobs that parse
-    assert InProcess("processes")._uses_processes(ingest_session_job, few)
-    assert not InProcess("threads")._uses_processes(ingest_session_job, many)
+    assert InProcess("processes")._uses_processes(ingest_sessions_job, few)
+    assert not InProcess("threads")._uses_processes(ingest_sessions_job, many)

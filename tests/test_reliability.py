@@ -389,10 +389,10 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
     import deltalake
     from deltalake.exceptions import CommitFailedError
 
-    from scorelake.transforms.pipeline import commit_ingested, ingest_session
+    from scorelake.transforms.pipeline import commit_ingested, ingest_sessions
 
     session = Session(BASELINE, CONFORMANCE / BASELINE)
-    first, second = (ingest_session(session) for _ in range(2))
+    first, second = (ingest_sessions([session]) for _ in range(2))
     location = tmp_path / "wh"
     writer_a, writer_b = Store(location), Store(location)
     writer_a.tables.init()
@@ -410,4 +410,4 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
     commit_ingested(writer_a, [first], [Policy()])
     monkeypatch.undo()
     assert verify(Store(location)) == []
-    assert Store(location).tables.committed_runs()["generation"].to_list() == [second.run["generation"][0]]
+    assert Store(location).tables.committed_runs()["generation"].to_list() == [second.runs["generation"][0]]

@@ -120,8 +120,8 @@ def test_an_ingest_worker_process_imports_only_the_readers_and_the_scorers(tmp_p
     sent = tmp_path / "job.pickle"
     subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
         from multiprocessing.reduction import ForkingPickler
-        from scorelake.flows.flow_bodies import ingest_session_job
-        open({str(sent)!r}, "wb").write(bytes(ForkingPickler.dumps(ingest_session_job)))
+        from scorelake.flows.flow_bodies import ingest_sessions_job
+        open({str(sent)!r}, "wb").write(bytes(ForkingPickler.dumps(ingest_sessions_job)))
     """)], cwd=REPO, check=True)
     worker = textwrap.dedent(f"""
         import pickle, sys

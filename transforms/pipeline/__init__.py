@@ -1,7 +1,7 @@
 """The steps the flows orchestrate (ingest, re-score, check, conversion), free of Prefect.
 
 Each name is imported from its module when first used: an ingest's worker process imports only
-``_session`` (reading and scoring one session), not the warehouse, the judge's client or analysis.
+``_session`` (reading sessions), not the warehouse, the judge's client or analysis.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ _EXPORTS = {
     "gate_summary": ("_gate", "summary"),
     **{name: ("_ingest", name) for name in ("IngestPlan", "commit_ingested", "group_runs", "plan_ingest",
                                             "record_refusals")},
-    **{name: ("_session", name) for name in ("IngestedRun", "ingest_session")},
+    **{name: ("_session", name) for name in ("IngestedRuns", "ingest_sessions")},
     **{name: ("_judgements", name) for name in ("COMMIT_LOCK_WAIT_S", "commit_judgements", "commit_orphaned_journals",
                                                 "judged_by", "recorded_judgements")},
     **{name: ("_judges", name) for name in ("define_judge", "find_judge", "forget_judge", "policies_using",

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from scorelake.transforms.columns import empty_frame, frame
-from scorelake.transforms.pipeline._session import IngestedRun
+from scorelake.transforms.pipeline._session import IngestedRuns
 from scorelake.transforms.scoring import Policy, score_and_count
 from scorelake.transforms.sources import (
     Session,
@@ -67,7 +67,7 @@ def plan_ingest(store: Store, sessions: list[Session], force: bool = False) -> I
     return plan
 
 
-def commit_ingested(store: Store, batch: list[IngestedRun], policies: list[Policy]) -> None:
+def commit_ingested(store: Store, batch: list[IngestedRuns], policies: list[Policy]) -> None:
     """Commit a batch of ingested sessions scored under ``policies``: one Delta commit per table,
     ``runs`` last (the switch). The batch is scored at once: a scoring pass costs about 9 ms
     whether it scores 50 scenarios or 5,000 (Polars planning the signals), so scored a session at a
@@ -77,8 +77,9 @@ def commit_ingested(store: Store, batch: list[IngestedRun], policies: list[Polic
         scored = [score_and_count(tables["scenarios"].lazy(), policy) for policy in policies]
         for table in ("scores", "rate_counts"):
             tables[table] = pl.concat([s[table] for s in scored]) if scored else empty_frame(table)
-        store.tables.commit_runs(pl.concat([r.run for r in batch]), tables)
-        store.log.record("ingest", f"{len(batch)} runs: {', '.join(sorted(r.report.run_id for r in batch))}")
+        store.tables.commit_runs(pl.concat([r.runs for r in batch]), tables)
+        run_ids = sorted(report.run_id for r in batch for report in r.reports)
+        store.log.record("ingest", f"{len(run_ids)} runs: {', '.join(run_ids)}")
 
 
 def group_runs(store: Store, sessions: list[Session]) -> None:

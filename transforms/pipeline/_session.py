@@ -1,4 +1,4 @@
-"""One session read, not yet committed: what an ingest's worker processes run. It imports only what
+"""Sessions read, not yet committed: what an ingest's worker processes run. It imports only what
 reading needs (not the warehouse, DuckDB or the judge's client), so a worker process starts in half
 the time and memory. Its scenarios are scored when committed, a batch of sessions at once (see
 ``_ingest.commit_ingested``)."""
@@ -13,17 +13,21 @@ import polars as pl
 from scorelake.transforms.columns import frame
 from scorelake.transforms.keys import new_generation
 from scorelake.transforms.results import SessionReport
-from scorelake.transforms.sources import EVIDENCE_TABLES, Session, read_session_tables, task_id_warnings
+from scorelake.transforms.sources import EVIDENCE_TABLES, Session, SessionTables, read_session_tables, task_id_warnings
 
 
 @dataclass
-class IngestedRun:
-    """A session read, not yet committed: its ``runs`` row and its rows of the tables an ingest reads
-    into (the warehouse's ``RUN_TABLES`` but the scores, and ``judge_prompts``)."""
+class IngestedRuns:
+    """Sessions read, not yet committed: a report on each, their ``runs`` rows and their rows of the
+    tables an ingest reads into (the warehouse's ``RUN_TABLES`` but the scores, and ``judge_prompts``)."""
 
-    report: SessionReport
-    run: pl.DataFrame
+    reports: list[SessionReport]
+    runs: pl.DataFrame
     tables: dict[str, pl.DataFrame]
+
+    @property
+    def scenarios(self) -> int:
+        return self.tables["scenarios"].height
 
 
 def _once_each(messages) -> list[str]:
@@ -33,15 +37,20 @@ def _once_each(messages) -> list[str]:
     return [message if n == 1 else f"{message} (x{n})" for message, n in counts.items()]
 
 
-def ingest_session(session: Session) -> IngestedRun:
-    """Read a session, as one new generation."""
-    tables = read_session_tables(session, new_generation())
+def _report(session: Session, tables: SessionTables) -> SessionReport:
     scenarios = tables.scenarios
     # only tau2 claims task ids: a look at the column spares the others the query (1.4 ms a session)
     claims = scenarios["task_id_claimed"].null_count() < scenarios.height
-    report = SessionReport(session.run_id, tables.run["status"], scenarios.height, tables.quarantine.height,
-                           _once_each(str(e) for e in tables.errors),
-                           tables.warnings + (list(task_id_warnings(scenarios.lazy()).values()) if claims else []))
-    rows = {"scenarios": scenarios, "verdicts": tables.verdicts, "quarantine": tables.quarantine,
-            **{table: frame(table, tables.evidence.get(table, [])) for table in EVIDENCE_TABLES}}
-    return IngestedRun(report, frame("runs", [tables.run]), rows)
+    return SessionReport(session.run_id, tables.run["status"], scenarios.height, tables.quarantine.height,
+                         _once_each(str(e) for e in tables.errors),
+                         tables.warnings + (list(task_id_warnings(scenarios.lazy()).values()) if claims else []))
+
+
+def ingest_sessions(sessions: list[Session]) -> IngestedRuns:
+    """Read sessions, each as one new generation, their rows framed together: a frame costs about
+    0.1 ms however few its rows, and a small session has a dozen."""
+    read = [read_session_tables(session, new_generation()) for session in sessions]
+    tables = {table: pl.concat([getattr(t, table) for t in read]) for table in ("scenarios", "verdicts", "quarantine")}
+    for table in EVIDENCE_TABLES:
+        tables[table] = frame(table, [row for t in read for row in t.evidence.get(table, [])])
+    return IngestedRuns([_report(s, t) for s, t in zip(sessions, read)], frame("runs", [t.run for t in read]), tables)
