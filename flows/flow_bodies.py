@@ -3,7 +3,7 @@ bodies, which fan the tasks out through a ``Fanout``.
 
 ``InProcess`` runs the tasks on a local thread or process pool (no orchestrator: what a one-shot
 command uses when no Prefect API is configured); ``flows.prefect_flows`` wraps the same functions as
-Prefect tasks and flows. Either way a task handles a whole session or a whole policy, never a scenario, and
+Prefect tasks and flows. Either way a task handles whole sessions or a whole policy, never a scenario, and
 the writer lock, the commit protocol and the progress bar are the same. Ingest tasks read; the
 flow scores and commits their results a batch of sessions at a time (one scoring pass and a handful
 of Delta commits per batch, not per session).

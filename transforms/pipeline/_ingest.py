@@ -1,5 +1,5 @@
-"""Ingest, step by step: plan which sessions are new or changed, read one (``_session``, what a
-worker process runs), score and commit a batch of them. Nothing here knows about Prefect, so each step
+"""Ingest, step by step: plan which sessions are new or changed, read a group of them (``_session``,
+what a worker process runs), score and commit a batch of groups. Nothing here knows about Prefect, so each step
 is testable on its own."""
 
 from __future__ import annotations
