@@ -33,6 +33,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -300,14 +301,19 @@ def scorelake_command(*args: str, memory: bool = True) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     busy, own = _busy_cpu_s(), _children_cpu_s()
     began = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "scorelake", *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": str(REPO)})
-    peak = 0.0
-    while memory and process.poll() is None:
-        peak = max(peak, _tree_memory_mb(process.pid))
-        time.sleep(0.02)
-    out, err = process.communicate()
-    seconds = time.perf_counter() - began
+    # its output to files, not pipes: sampled without reading them, a pipe fills (a line per session)
+    # and the command waits on it for ever
+    with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
+        process = subprocess.Popen([sys.executable, "-m", "scorelake", *args], stdout=out_file, stderr=err_file,
+                                   text=True, env={**env, "PYTHONPATH": str(REPO)})
+        peak = 0.0
+        while memory and process.poll() is None:
+            peak = max(peak, _tree_memory_mb(process.pid))
+            time.sleep(0.02)
+        process.wait()
+        seconds = time.perf_counter() - began
+        out_file.seek(0), err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
     busy, own = _busy_cpu_s() - busy, _children_cpu_s() - own
     if process.returncode:
         return {"failed": err.strip()[-300:] or f"exit {process.returncode}"}
