@@ -32,7 +32,7 @@ BASELINE = "eval_20260904_080000"
 
 
 def placement(tables) -> tuple[set[str], set[str]]:
-    return set(tables.scenarios["scenario_name"]), set(tables.quarantine["scenario_name"].drop_nulls())
+    return set(tables.table("scenarios")["scenario_name"]), set(tables.table("quarantine")["scenario_name"].drop_nulls())
 
 
 def assert_each_dir_in_exactly_one_place(session: Path, tables) -> None:
@@ -61,13 +61,13 @@ def test_hostile_files_are_quarantined_with_their_reason(runs_copy, tmp_path, mo
     monkeypatch.setattr(source_files, "MAX_FILE_BYTES", 1_000_000)
 
     tables = read_session(Session(MIXED, session), "g")
-    reasons = {q["scenario_name"]: q["reason"] for q in tables.quarantine.iter_rows(named=True)}
+    reasons = {q["scenario_name"]: q["reason"] for q in tables.table("quarantine").iter_rows(named=True)}
     assert reasons[dirs[0].name] == "symlink points outside the run directory"
     assert reasons[dirs[1].name] == "unreadable path"
     assert reasons[dirs[2].name].startswith("schema violation at total_turns")
     assert reasons[dirs[4].name] == "file too large"
     assert dirs[3].name not in reasons
-    assert tables.scenarios.filter(scenario_name=dirs[3].name)["action_match_lenient"].to_list() == [False]
+    assert tables.table("scenarios").filter(scenario_name=dirs[3].name)["action_match_lenient"].to_list() == [False]
     assert_each_dir_in_exactly_one_place(session, tables)
 
 
@@ -77,8 +77,8 @@ def test_legacy_run_args_shape_is_read(runs_copy):
     legacy = dict(args["invocations"][0]["parsed_args"], judge_threshold=0.8)  # a bare argparse namespace
     (session / "run_args.json").write_text(json.dumps(legacy))
     tables = read_session(Session(BASELINE, session), "g")
-    assert tables.run["status"] == "complete" and tables.quarantine.is_empty()
-    assert tables.run["judge_threshold"] == 0.8 and tables.scenarios["rec_judge_threshold"].unique().to_list() == [0.8]
+    assert tables.run["status"] == "complete" and tables.table("quarantine").is_empty()
+    assert tables.run["judge_threshold"] == 0.8 and tables.table("scenarios")["rec_judge_threshold"].unique().to_list() == [0.8]
 
 
 def test_unusable_run_args_quarantines_every_scenario(runs_copy):
@@ -145,7 +145,7 @@ def mutate(path: Path, kind: str, seed: int, value) -> None:
 def baseline_rows():
     tables = read_session(Session(BASELINE, CONFORMANCE / BASELINE), "g")
     return {r["scenario_name"]: {k: v for k, v in r.items() if k not in ("fingerprint", "position")}
-            for r in tables.scenarios.iter_rows(named=True)}
+            for r in tables.table("scenarios").iter_rows(named=True)}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -162,8 +162,8 @@ def test_fuzzed_corpus_never_aborts_and_never_loses_a_scenario(baseline_rows, mu
             mutate(target / file, kind, seed, value)
         tables = read_session(Session(BASELINE, session), "g")
         assert_each_dir_in_exactly_one_place(session, tables)
-        score_and_count(tables.scenarios.lazy(), Policy())  # whatever was ingested can be scored and counted
-        for row in tables.scenarios.iter_rows(named=True):  # untouched scenarios read exactly as before
+        score_and_count(tables.table("scenarios").lazy(), Policy())  # whatever was ingested can be scored and counted
+        for row in tables.table("scenarios").iter_rows(named=True):  # untouched scenarios read exactly as before
             if row["scenario_name"] not in touched:
                 got = {k: v for k, v in row.items() if k not in ("fingerprint", "position")}
                 assert got == baseline_rows[row["scenario_name"]]

@@ -38,19 +38,19 @@ def _once_each(messages) -> list[str]:
 
 
 def _report(session: Session, tables: SessionTables) -> SessionReport:
-    scenarios = tables.scenarios
-    # only tau2 claims task ids: a look at the column spares the others the query (1.4 ms a session)
-    claims = scenarios["task_id_claimed"].null_count() < scenarios.height
-    return SessionReport(session.run_id, tables.run["status"], scenarios.height, tables.quarantine.height,
+    scenarios = tables.rows.get("scenarios", [])
+    # only tau2 claims task ids: a look at the rows spares the others the query (1.4 ms a session)
+    claims = any(row["task_id_claimed"] is not None for row in scenarios)
+    return SessionReport(session.run_id, tables.run["status"], len(scenarios), len(tables.rows.get("quarantine", [])),
                          _once_each(str(e) for e in tables.errors),
-                         tables.warnings + (list(task_id_warnings(scenarios.lazy()).values()) if claims else []))
+                         tables.warnings + (list(task_id_warnings(tables.table("scenarios").lazy()).values())
+                                            if claims else []))
 
 
 def ingest_sessions(sessions: list[Session]) -> IngestedRuns:
     """Read sessions, each as one new generation, their rows framed together: a frame costs about
-    0.1 ms however few its rows, and a small session has a dozen."""
+    as much for a few rows as for hundreds (a list column: 3 µs a row one by one, 0.3 ms grouped)."""
     read = [read_session_tables(session, new_generation()) for session in sessions]
-    tables = {table: pl.concat([getattr(t, table) for t in read]) for table in ("scenarios", "verdicts", "quarantine")}
-    for table in EVIDENCE_TABLES:
-        tables[table] = frame(table, [row for t in read for row in t.evidence.get(table, [])])
+    tables = {table: frame(table, [row for t in read for row in t.rows.get(table, [])])
+              for table in ("scenarios", "verdicts", "quarantine", *EVIDENCE_TABLES)}
     return IngestedRuns([_report(s, t) for s, t in zip(sessions, read)], frame("runs", [t.run for t in read]), tables)

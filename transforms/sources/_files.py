@@ -14,6 +14,8 @@ import orjson
 import polars as pl
 from pydantic import ValidationError
 
+from scorelake.transforms.columns import frame
+
 MAX_JSON_DEPTH = 1024  # orjson's limit; deeper documents would exhaust Python's recursion elsewhere
 MAX_FILE_BYTES = int(os.environ.get("SCORELAKE_MAX_FILE_BYTES", 64 * 1024 * 1024))
 
@@ -160,14 +162,18 @@ def validate(model: type, doc: Any, file: str | Callable[[], str]) -> Any:
 
 @dataclass
 class SessionTables:
+    """A session as read: its ``runs`` row and its rows of each other table it fills (scenarios,
+    verdicts, quarantine, the evidence tables), as dicts: an ingest frames a group of sessions' rows
+    at once, since a frame of a few rows costs about as much as one of hundreds."""
+
     run: dict[str, Any]
-    scenarios: pl.DataFrame
-    verdicts: pl.DataFrame
-    quarantine: pl.DataFrame
+    rows: dict[str, list[dict[str, Any]]]
     errors: list[BadInput] = field(default_factory=list)
-    # the evidence tables (turns, tool_calls, judge_results), each as rows
-    evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # what was read but could not be stored
+
+    def table(self, name: str) -> pl.DataFrame:
+        """The rows of table ``name`` as a frame of its declared columns."""
+        return frame(name, self.rows.get(name, []))
 
 
 # json.dumps(value, ensure_ascii=False) and json.dumps(value, sort_keys=True), their encoders made once:

@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from scorelake.transforms.columns import SCENARIO_COLUMNS, frame
+from scorelake.transforms.columns import SCENARIO_COLUMNS
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
 from scorelake.transforms.sources._evidence import (
     action_verdict_rows,
@@ -287,8 +287,7 @@ def read_session(session: Session, generation: str) -> SessionTables:
         run_row.update(status="quarantined", n_invocations=0, queued_count=None, judge_enabled=None,
                        judge_threshold=None, strict_match=None, min_agent_turns=None, n_scenarios=0,
                        n_quarantined=len(quarantine), run_args_json=None)
-        return SessionTables(run_row, frame("scenarios", []), frame("verdicts", []), frame("quarantine", quarantine),
-                             errors)
+        return SessionTables(run_row, {"quarantine": quarantine}, errors)
 
     last = run_args.invocations[-1]
     queue = last.resolved_scenario_names or []
@@ -324,5 +323,5 @@ def read_session(session: Session, generation: str) -> SessionTables:
         min_agent_turns=args.min_agent_turns, n_scenarios=len(rows), n_quarantined=len(quarantine),
         run_args_json=json.dumps(run_args_doc),
     )
-    return SessionTables(run_row, frame("scenarios", rows), frame("verdicts", verdicts),
-                         frame("quarantine", quarantine), errors, evidence, warnings)
+    return SessionTables(run_row, {"scenarios": rows, "verdicts": verdicts, "quarantine": quarantine, **evidence},
+                         errors, warnings)

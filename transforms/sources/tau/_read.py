@@ -17,7 +17,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any, Callable
 
-from scorelake.transforms.columns import SCHEMAS, frame
+from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.scoring import Signal
 from scorelake.transforms.sources._evidence import message_turn_rows, tool_call_rows
 from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
@@ -236,7 +236,7 @@ def _collect(session: Session, generation: str, items: list[tuple[str, Callable[
 def _quarantined_run(session: Session, generation: str, fingerprint: str, source: str, err: BadInput) -> SessionTables:
     quarantine = [err.quarantine_row(session.run_id, generation, None)]
     run = _run_row(session, generation, fingerprint, source, None, 0, 0, 1, None)
-    return SessionTables(run, frame("scenarios", []), frame("verdicts", []), frame("quarantine", quarantine), [err])
+    return SessionTables(run, {"quarantine": quarantine}, [err])
 
 
 def _tau2_document(session: Session) -> tuple[dict, list[tuple[str, Callable[[], Any]]]]:
@@ -283,8 +283,7 @@ def read_tau2(session: Session, generation: str, fingerprint: str) -> SessionTab
     summary = {**{k: v for k, v in info.items() if k != "environment_info"}, "environment_info": env}
     run = _run_row(session, generation, fingerprint, "tau2", typed.timestamp, len(loaders), len(rows),
                    len(quarantine), summary)
-    return SessionTables(run, frame("scenarios", rows), frame("verdicts", verdicts), frame("quarantine", quarantine),
-                         errors, evidence)
+    return SessionTables(run, {"scenarios": rows, "verdicts": verdicts, "quarantine": quarantine, **evidence}, errors)
 
 
 def _tau_bench_domain(run_id: str) -> str:
@@ -329,5 +328,4 @@ def read_tau_bench(session: Session, generation: str, fingerprint: str) -> Sessi
     rows, verdicts, quarantine, errors, evidence = _collect(session, generation,
                                                   [(str(i), reader(i, r)) for i, r in enumerate(doc)])
     run = _run_row(session, generation, fingerprint, "tau-bench", None, len(doc), len(rows), len(quarantine), {})
-    return SessionTables(run, frame("scenarios", rows), frame("verdicts", verdicts), frame("quarantine", quarantine),
-                         errors, evidence)
+    return SessionTables(run, {"scenarios": rows, "verdicts": verdicts, "quarantine": quarantine, **evidence}, errors)
