@@ -163,8 +163,8 @@ def validate(model: type, doc: Any, file: str | Callable[[], str]) -> Any:
 @dataclass
 class SessionTables:
     """A session as read: its ``runs`` row and its rows of each other table it fills (scenarios,
-    verdicts, quarantine, the evidence tables), as dicts: an ingest frames a group of sessions' rows
-    at once, since a frame of a few rows costs about as much as one of hundreds."""
+    verdicts, quarantine, the evidence tables), as dicts framed by whoever takes them (an ingest
+    frames a group of sessions at once)."""
 
     run: dict[str, Any]
     rows: dict[str, list[dict[str, Any]]]
