@@ -322,12 +322,19 @@ def scorelake_command(*args: str, memory: bool = True) -> dict:
             "said": said[-1] if said else ""}
 
 
+def store_label(n: int, per_session: int) -> str:
+    """A store of ``n`` scenarios in sessions of ``per_session``, as the results name it."""
+    from bench.synth import SCENARIOS_PER_SESSION
+
+    return f"{n}" if per_session == SCENARIOS_PER_SESSION else f"{n} in sessions of {per_session}"
+
+
 def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3) -> dict:
     """``scorelake ingest`` as a user runs it against the single-thread parse floor, side by side in
     one run, ``rounds`` times (the medians compared), then a no-change re-ingest."""
-    from bench.synth import SCENARIOS_PER_SESSION, build_store
+    from bench.synth import build_store
 
-    name = f"{n}" if per_session == SCENARIOS_PER_SESSION else f"{n}_in_{per_session}s"
+    name = store_label(n, per_session).replace(" ", "_")
     store, warehouse = work / f"store_{name}", work / f"warehouse_{name}"
     build_store(SOURCE, store, n, per_session=per_session)
     os.sync()  # the store's pages written out now, not by the kernel's writeback during the timed rounds
@@ -432,7 +439,7 @@ def main() -> None:
 
         for n in args.sizes:
             for per_session in args.per_session or [SCENARIOS_PER_SESSION]:
-                key = f"{n}" if per_session == SCENARIOS_PER_SESSION else f"{n} in sessions of {per_session}"
+                key = store_label(n, per_session)
                 found["sizes"][key] = bench_ingest(n, args.work, per_session)
                 out.write_text(json.dumps(found, indent=2))
                 print(json.dumps({key: found["sizes"][key]}), flush=True)

@@ -342,10 +342,11 @@ class Views:
         versions = {**commit.table_versions, "commits": commit.version} if commit else {}
         con = duckdb.connect()
         try:
-            files = self.files(versions) if self.tables.is_local else {}
-            for _, statement in self.table_views(files):
-                con.execute(statement.replace("VIEW delta_", "VIEW stored_", 1))
+            files: dict[str, list[str]] = {}
             if self.tables.is_local:
+                files = self.files(versions)
+                for _, statement in self.table_views(files):
+                    con.execute(statement.replace("VIEW delta_", "VIEW stored_", 1))
                 missing = [table for table in TABLES if table not in files]
             else:  # DuckDB reads object storage only through an extension: hand it Arrow datasets
                 missing = []
