@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
+from scorelake.transforms.sources import list_session
 from tests import hostile
 from tests.conftest import BASELINE, CONFORMANCE
 
@@ -66,6 +67,20 @@ def test_check_finds_the_warehouse_consistent(hostile_ingest):
     wh, *_ = hostile_ingest
     done = runner.invoke(app, ["check", "-w", wh.location])
     assert done.exit_code == 0, done.output
+
+
+def test_stored_fingerprints_are_those_a_pass_of_stats_lists(hostile_ingest):
+    """A read fingerprints what it opened (FIFOs, folders, symlinks in and out included) as a pass of
+    stats would: a no-change re-ingest compares the two, and would otherwise read these runs again."""
+    wh, *_ = hostile_ingest
+    runs = wh.sql("SELECT session_path, fingerprint FROM stg_runs WHERE source = 'nemo'").rows()
+    scenarios = wh.sql("SELECT r.session_path, s.scenario_name, s.fingerprint FROM stg_scenarios s "
+                       "JOIN stg_runs r USING (run_id, generation) WHERE r.source = 'nemo'").rows()
+    assert len(runs) >= 2 and scenarios
+    listings = {path: list_session(Path(path)) for path, _ in runs}
+    assert {path: fingerprint for path, fingerprint in runs} == {path: got.fingerprint for path, got in listings.items()}
+    for path, scenario, fingerprint in scenarios:
+        assert fingerprint == listings[path].scenarios[scenario], scenario
 
 
 def test_nothing_outside_the_given_folders_was_read(hostile_ingest):

@@ -36,10 +36,15 @@ def placement(tables) -> tuple[set[str], set[str]]:
 
 
 def assert_each_dir_in_exactly_one_place(session: Path, tables) -> None:
+    """And fingerprinted as a pass of stats lists it: a read makes its fingerprints from what it saw."""
     ingested, quarantined = placement(tables)
-    dirs = set(list_session(session).scenarios)
-    assert ingested | quarantined == dirs
+    listing = list_session(session)
+    assert ingested | quarantined == set(listing.scenarios)
     assert not ingested & quarantined
+    assert tables.run["fingerprint"] == listing.fingerprint
+    assert (tables.run["n_scenario_dirs"], tables.run["n_killed_dirs"]) == (len(listing.scenarios), len(listing.killed))
+    for row in tables.rows.get("scenarios", []):
+        assert row["fingerprint"] == listing.scenarios[row["scenario_name"]]
 
 
 def test_hostile_files_are_quarantined_with_their_reason(runs_copy, tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ import polars as pl
 from pydantic import ValidationError
 
 from scorelake.transforms.columns import frame
+from scorelake.transforms.sources._session import ABSENT, stat_token_of
 
 MAX_JSON_DEPTH = 1024  # orjson's limit; deeper documents would exhaust Python's recursion elsewhere
 MAX_FILE_BYTES = int(os.environ.get("SCORELAKE_MAX_FILE_BYTES", 64 * 1024 * 1024))
@@ -32,9 +33,11 @@ class BadInput(Exception):
                 "file": self.file, "reason": self.reason, "error": self.error}
 
 
-def read_bytes(path: str | Path, root: Path, missing_ok: bool = False) -> bytes | None:
+def read_bytes(path: str | Path, root: Path, missing_ok: bool = False,
+               seen: dict[str, str] | None = None) -> bytes | None:
     """A file's bytes, refusing symlinks that leave ``root``, loops, non-files and oversized files;
-    None for no file at all (not even a dangling symlink) when ``missing_ok``.
+    None for no file at all (not even a dangling symlink) when ``missing_ok``. ``seen`` gets the
+    file's ``stat_token`` under ``path`` (a fingerprint made of what the reads saw, not stats again).
 
     The common case (a plain file) costs one open and one fstat; symlinks take the slow path.
     """
@@ -45,6 +48,8 @@ def read_bytes(path: str | Path, root: Path, missing_ok: bool = False) -> bytes 
         # O_NONBLOCK: opening a FIFO waits for a writer that may never come (a regular file ignores it)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
+        if seen is not None:
+            seen[path] = ABSENT
         if missing_ok:
             return None
         raise BadInput(rel(), "missing file") from None
@@ -54,6 +59,8 @@ def read_bytes(path: str | Path, root: Path, missing_ok: bool = False) -> bytes 
         return read_bytes(_resolve_inside(path, root, rel), Path(root).resolve())
     try:
         st = os.fstat(fd)
+        if seen is not None:
+            seen[path] = stat_token_of(st)
         if stat.S_ISDIR(st.st_mode):
             raise BadInput(rel(), "a directory, not a file")
         if not stat.S_ISREG(st.st_mode):
@@ -133,9 +140,9 @@ def load_json(path: str | Path, root: Path) -> Any:
     return json_of(read_bytes(path, root), path, root)
 
 
-def load_json_if_present(path: str | Path, root: Path, absent: Any = None) -> Any:
+def load_json_if_present(path: str | Path, root: Path, absent: Any = None, seen: dict[str, str] | None = None) -> Any:
     """The JSON document at ``path``, or ``absent`` when there is no file (a JSON null reads None)."""
-    data = read_bytes(path, root, missing_ok=True)
+    data = read_bytes(path, root, missing_ok=True, seen=seen)
     return absent if data is None else json_of(data, path, root)
 
 

@@ -42,10 +42,17 @@ class Source(Protocol):
         """The run's rows (a file it cannot use is a quarantine row, never an exception)."""
 
 
+ABSENT = "-"  # the stat token of no file
+
+
 def stat_token(path: str | Path) -> str:
-    """A file's size and modification time, or "-" when it is not there: what a fingerprint hashes."""
+    """A file's size and modification time, or ``ABSENT`` when it is not there: what a fingerprint hashes."""
     try:
         st = os.stat(path)
     except OSError:
-        return "-"
+        return ABSENT
+    return stat_token_of(st)
+
+
+def stat_token_of(st: os.stat_result) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"

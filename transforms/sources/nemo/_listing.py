@@ -7,8 +7,9 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from scorelake.transforms.sources._session import stat_token
+from scorelake.transforms.sources._session import ABSENT, stat_token
 from scorelake.transforms.sources.nemo.columns import SCENARIO_FILES
 
 KILLED_MARK = ".killed."
@@ -40,25 +41,26 @@ class Listing:
     fingerprint: str  # the session's: changes whenever a file scoring reads is added, removed, resized or touched
 
 
-def list_session(session_dir: Path) -> Listing:
-    """Scenario and killed folders of a session, each scenario fingerprinted by its input files' stats.
-
-    Plain strings and ``os.stat``: this runs for every scenario of every session on each ingest,
-    and it is most of a no-change re-ingest.
-    """
-    base = os.fspath(session_dir)
-    with os.scandir(base) as entries:
+def session_folders(session_dir: Path) -> tuple[list[str], list[str]]:
+    """A session's sub-folders that may be scenarios and its ``*.killed.*`` ones, each in name order."""
+    with os.scandir(os.fspath(session_dir)) as entries:
         folders = sorted(e.name for e in entries if e.is_dir())
-    scenarios: dict[str, str] = {}
-    killed: list[str] = []
-    for name in folders:
-        if KILLED_MARK in name:
-            killed.append(name)
-            continue
-        folder = f"{base}/{name}/"
-        tokens = [stat_token(folder + file) for file in SCENARIO_INPUTS]
-        if tokens[METRICS_AT] != "-" or any(os.path.exists(folder + marker) for marker in SCENARIO_MARKERS):
-            scenarios[name] = hashlib.blake2b(";".join(tokens).encode(), digest_size=12).hexdigest()
+    return [name for name in folders if KILLED_MARK not in name], [name for name in folders if KILLED_MARK in name]
+
+
+def scenario_fingerprint(session_dir: Path, name: str, token: Callable[[str], str] = stat_token) -> str | None:
+    """The fingerprint of folder ``name`` from the ``token`` of each of its input files (by path), or
+    None when it is no scenario (no ``metrics.json`` and none of check_resume.py's markers)."""
+    folder = f"{os.fspath(session_dir)}/{name}/"
+    tokens = [token(folder + file) for file in SCENARIO_INPUTS]
+    if tokens[METRICS_AT] == ABSENT and not any(os.path.exists(folder + marker) for marker in SCENARIO_MARKERS):
+        return None
+    return hashlib.blake2b(";".join(tokens).encode(), digest_size=12).hexdigest()
+
+
+def session_fingerprint(session_dir: Path, scenarios: dict[str, str], killed: list[str]) -> str:
+    """The session's fingerprint from its scenarios' (folder name -> fingerprint, in name order)."""
+    base = os.fspath(session_dir)
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"reader={NEMO_READER_VERSION};".encode())
     for name in RUN_FILES:
@@ -67,4 +69,16 @@ def list_session(session_dir: Path) -> Listing:
         digest.update(f"killed:{name};".encode("utf-8", "surrogateescape"))
     for name, fingerprint in scenarios.items():
         digest.update(f"{name}:{fingerprint};".encode("utf-8", "surrogateescape"))
-    return Listing(scenarios, killed, digest.hexdigest())
+    return digest.hexdigest()
+
+
+def list_session(session_dir: Path) -> Listing:
+    """Scenario and killed folders of a session, each scenario fingerprinted by its input files' stats.
+
+    Plain strings and ``os.stat``: this runs for every scenario of every session on each ingest
+    that plans what changed, and it is most of a no-change re-ingest.
+    """
+    folders, killed = session_folders(session_dir)
+    scenarios = {name: fingerprint for name in folders
+                 if (fingerprint := scenario_fingerprint(session_dir, name)) is not None}
+    return Listing(scenarios, killed, session_fingerprint(session_dir, scenarios, killed))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from scorelake.transforms.columns import SCENARIO_COLUMNS
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
@@ -38,8 +38,13 @@ from scorelake.transforms.sources._files import (
     read_bytes,
     validate,
 )
-from scorelake.transforms.sources._session import Session
-from scorelake.transforms.sources.nemo._listing import list_session
+from scorelake.transforms.sources._session import Session, stat_token
+from scorelake.transforms.sources.nemo._listing import (
+    list_session,
+    scenario_fingerprint,
+    session_fingerprint,
+    session_folders,
+)
 from scorelake.transforms.sources.nemo._raw import Invocation, JudgeResultFile, MetadataFile, MetricsFile, RunArgsFile
 from scorelake.transforms.sources.nemo.columns import (
     MISSING,
@@ -165,9 +170,16 @@ def _verdict_rows(src: ScenarioSource) -> list[dict[str, Any]]:
     return rows
 
 
-def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tuple[dict, list[dict], dict, list[str]]:
+def _seen_or_stat(seen: dict[str, str]) -> Callable[[str], str]:
+    """A file's stat token as a read saw it, else as a stat sees it (a file no read opened)."""
+    return lambda path: seen[path] if path in seen else stat_token(path)
+
+
+def read_scenario(scenario_dir: Path, run: RunContext,
+                  seen: dict[str, str]) -> tuple[dict, list[dict], dict, list[str]]:
     """One scenario directory as a ``scenarios`` row, its ``verdicts`` rows, its evidence rows per
-    table and warnings (evidence that could not be read); raises ``BadInput``."""
+    table and warnings (evidence that could not be read); raises ``BadInput``. ``seen`` gets the stat
+    token of each file read, so its fingerprint (even of a scenario it quarantines) needs no stats again."""
     root = run.session.path
     # paths as strings from here: pathlib's joins cost more than the reads of the small files
     folder = os.fspath(scenario_dir)
@@ -176,7 +188,7 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     docs: dict[str, Any] = {}
     for key, rel in SCENARIO_FILES.items():
         path = f"{folder}/{rel}"
-        data = read_bytes(path, root, missing_ok=True)
+        data = read_bytes(path, root, missing_ok=True, seen=seen)
         if data is None:
             if key in ("metrics", "metadata"):
                 reason = "missing file (scenario in flight or crashed)" if key == "metrics" else "missing file"
@@ -192,17 +204,16 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     if metrics.scenario_name != scenario_dir.name:
         raise BadInput(rel("metrics"), f"scenario_name '{metrics.scenario_name}' does not match its directory")
 
-    src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge,
-                         fingerprint=fingerprint)
+    src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge)
     src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
 
     reference_file = metadata.reference_file or DEFAULT_REFERENCE_FILE
     reference_path = os.path.join(folder, "scenario_config", reference_file)  # a name the run gave: joined, not glued
     if not inside(reference_path, root):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
-    src.reference = load_json_if_present(reference_path, root, MISSING)
+    src.reference = load_json_if_present(reference_path, root, MISSING, seen)
     if src.reference is not MISSING:
-        src.prediction = load_json_if_present(f"{folder}/{PREDICTION_FILE}", root, MISSING)
+        src.prediction = load_json_if_present(f"{folder}/{PREDICTION_FILE}", root, MISSING, seen)
         if src.prediction is not MISSING:
             flags = TextFlags(metadata.ignore_capitalization, metadata.ignore_punctuation, metadata.clean_text)
             try:
@@ -216,7 +227,7 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     for side in ("agent", "user"):
         path = f"{folder}/bot_logs_{side}/llm_context.json"
         try:
-            contexts[side] = load_json_if_present(path, root)
+            contexts[side] = load_json_if_present(path, root, seen=seen)
         except BadInput as err:
             if side == "agent" and counts_turns:
                 raise
@@ -240,6 +251,8 @@ def read_scenario(scenario_dir: Path, run: RunContext, fingerprint: str) -> tupl
     evidence["judge_inputs"], evidence["judge_prompts"] = (judge_input_rows(key, docs["judge"], metadata.nl_assertions)
                                                            if isinstance(docs.get("judge"), dict) else ([], []))
     verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
+    # never None: metrics.json was read, so the folder is a scenario
+    src.fingerprint = scenario_fingerprint(root, scenario_dir.name, _seen_or_stat(seen))
     return _column_values(src), verdicts, evidence, warnings
 
 
@@ -261,14 +274,14 @@ def _assign_positions(rows: list[dict[str, Any]], run: RunContext) -> None:
 
 
 def read_session(session: Session, generation: str) -> SessionTables:
-    """Read a whole session; bad scenarios are quarantined, a bad ``run_args.json`` quarantines them all."""
-    listing = list_session(session.path)
-    live = [session.path / name for name in listing.scenarios]
+    """Read a whole session; bad scenarios are quarantined, a bad ``run_args.json`` quarantines them all.
+
+    Its fingerprints are made as it reads (``list_session``'s, from what the reads saw): a second
+    pass of stats over every file cost a tenth of reading them."""
     run_row: dict[str, Any] = {
         "run_id": session.run_id, "generation": generation, "source": "nemo",
         "run_group": session.group or DEFAULT_RUN_GROUP, "session_path": str(session.path.resolve()),
-        "session_started_at": _session_started_at(session.run_id), "fingerprint": listing.fingerprint,
-        "ingested_at": datetime.now(UTC), "n_scenario_dirs": len(live), "n_killed_dirs": len(listing.killed),
+        "session_started_at": _session_started_at(session.run_id), "ingested_at": datetime.now(UTC),
     }
     quarantine: list[dict[str, Any]] = []
     errors: list[BadInput] = []
@@ -282,11 +295,13 @@ def read_session(session: Session, generation: str) -> SessionTables:
         run_args = validate(RunArgsFile, run_args_doc, "run_args.json")
     except BadInput as err:
         quarantined(None, err)
-        for d in live:
-            quarantined(printable(d.name), BadInput(err.file, "session quarantined: run_args.json unusable", err.reason))
+        listing = list_session(session.path)
+        for name in listing.scenarios:
+            quarantined(printable(name), BadInput(err.file, "session quarantined: run_args.json unusable", err.reason))
         run_row.update(status="quarantined", n_invocations=0, queued_count=None, judge_enabled=None,
                        judge_threshold=None, strict_match=None, min_agent_turns=None, n_scenarios=0,
-                       n_quarantined=len(quarantine), run_args_json=None)
+                       n_quarantined=len(quarantine), run_args_json=None, fingerprint=listing.fingerprint,
+                       n_scenario_dirs=len(listing.scenarios), n_killed_dirs=len(listing.killed))
         return SessionTables(run_row, {"quarantine": quarantine}, errors)
 
     last = run_args.invocations[-1]
@@ -296,15 +311,21 @@ def read_session(session: Session, generation: str) -> SessionTables:
     verdicts: list[dict[str, Any]] = []
     evidence: dict[str, list[dict[str, Any]]] = {}
     warnings: list[str] = []
-    for d in live:
-        if not is_utf8(d.name):
-            quarantined(printable(d.name), BadInput(printable(d.name), "folder name is not UTF-8"))
-            continue
+    folders, killed = session_folders(session.path)
+    scenarios: dict[str, str] = {}  # scenario folder -> its fingerprint, as list_session's
+    for name in folders:
+        seen: dict[str, str] = {}
         try:
-            row, row_verdicts, row_evidence, row_warnings = read_scenario(d, context, listing.scenarios[d.name])
+            if not is_utf8(name):
+                raise BadInput(printable(name), "folder name is not UTF-8")
+            row, row_verdicts, row_evidence, row_warnings = read_scenario(session.path / name, context, seen)
         except BadInput as err:
-            quarantined(d.name, err)
+            # a folder that is no scenario (none of its markers) is not one to quarantine either
+            if (fingerprint := scenario_fingerprint(session.path, name, _seen_or_stat(seen))) is not None:
+                scenarios[name] = fingerprint
+                quarantined(printable(name), err)
             continue
+        scenarios[name] = row["fingerprint"]
         rows.append(row)
         verdicts.extend(row_verdicts)
         warnings.extend(row_warnings)
@@ -318,10 +339,11 @@ def read_session(session: Session, generation: str) -> SessionTables:
         status="complete" if (session.path / "all_summary.txt").exists() else "partial",
         n_invocations=len(run_args.invocations),
         queued_count=last.resolved_scenario_count if last.resolved_scenario_count is not None
-        else (len(queue) or len(live)),
+        else (len(queue) or len(scenarios)),
         judge_enabled=args.judge_enabled, judge_threshold=args.judge_threshold, strict_match=args.strict_match,
         min_agent_turns=args.min_agent_turns, n_scenarios=len(rows), n_quarantined=len(quarantine),
-        run_args_json=json.dumps(run_args_doc),
+        run_args_json=json.dumps(run_args_doc), fingerprint=session_fingerprint(session.path, scenarios, killed),
+        n_scenario_dirs=len(scenarios), n_killed_dirs=len(killed),
     )
     return SessionTables(run_row, {"scenarios": rows, "verdicts": verdicts, "quarantine": quarantine, **evidence},
                          errors, warnings)
