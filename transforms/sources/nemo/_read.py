@@ -276,8 +276,8 @@ def _assign_positions(rows: list[dict[str, Any]], run: RunContext) -> None:
 def read_session(session: Session, generation: str) -> SessionTables:
     """Read a whole session; bad scenarios are quarantined, a bad ``run_args.json`` quarantines them all.
 
-    Its fingerprints are made as it reads (``list_session``'s, from what the reads saw): a second
-    pass of stats over every file cost a tenth of reading them."""
+    Its fingerprints are made as it reads (``list_session``'s, from the stats the reads saw): a
+    second pass of stats, eight a scenario, cost a worker about 4% of its time."""
     run_row: dict[str, Any] = {
         "run_id": session.run_id, "generation": generation, "source": "nemo",
         "run_group": session.group or DEFAULT_RUN_GROUP, "session_path": str(session.path.resolve()),
