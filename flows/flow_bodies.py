@@ -94,8 +94,16 @@ def _scenarios_in(path: Path) -> int:
         return 0
 
 
-def _scenarios_to_read(calls: list[tuple]) -> int:
-    return sum(_scenarios_in(Path(session[1])) for (sessions,) in calls for session in sessions)
+def _scenarios_to_read(calls: list[tuple], enough: int) -> int:
+    """The scenarios ``calls`` read, counted until there are ``enough`` (whether there are that many is
+    all a runner asks): ``_jobs`` listed every session folder already, 80 ms at 100,000 in sessions of 25."""
+    held = 0
+    for (sessions,) in calls:
+        for session in sessions:
+            held += _scenarios_in(Path(session[1]))
+            if held >= enough:
+                return held
+    return held
 
 
 # A job reads sessions until it holds about this many scenarios: what a job costs beyond its
@@ -196,7 +204,7 @@ class InProcess:
         work = PARSING_JOBS.get(job)
         return (work is not None and (os.cpu_count() or 1) > 1 and len(calls) > 1
                 and "forkserver" in multiprocessing.get_all_start_methods()  # not on Windows
-                and work(calls) >= PROCESSES_FROM_SCENARIOS)
+                and work(calls, PROCESSES_FROM_SCENARIOS) >= PROCESSES_FROM_SCENARIOS)
 
     def _executor(self, job: Callable, calls: list[tuple]) -> Executor:
         if not self._uses_processes(job, calls):
