@@ -412,7 +412,7 @@ def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = N
                   max_drop: float = 0.0) -> list[GateResult]:
     """Gate each of ``run_ids`` on the run before it in its group (under the recorded policy); a
     regression is POSTed to ``notify_url`` (a Slack-compatible incoming webhook) when one is given."""
-    # here, not above: the comparison's statistics import numpy, which no other flow needs
+    # here, not above: only this flow needs the comparison and its statistics (an ingest worker loads neither)
     from scorelake.transforms.pipeline import comparison, gate, notify, previous_runs
 
     store = Store(warehouse)

@@ -1,4 +1,5 @@
-"""Shared fixtures: the ground-truth corpus in ../shared, one Prefect server, one ingested warehouse."""
+"""Shared fixtures: the ground-truth corpus (../shared, else the repository's packed copy), one
+Prefect server, one ingested warehouse."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SCORELAKE_SHARED", REPO.parent / "shared"))
+from tests.ground_truth import REPO, shared_root
+
+SHARED = shared_root()
 CONFORMANCE = SHARED / "conformance" / "runs"
 BASELINE = "eval_20260904_080000"
 

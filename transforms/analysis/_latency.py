@@ -1,9 +1,8 @@
 """How two runs' response latency differs: per domain the difference of medians with a seeded
-bootstrap 95% interval, and the scenarios that slowed most."""
+bootstrap 95% interval, and the scenarios that slowed most. In Polars alone: numpy is no dependency."""
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 
 RESAMPLES = 1000
@@ -15,9 +14,18 @@ LATENCY_SCHEMA = {"domain": pl.String, "exchanges_a": pl.Int64, "exchanges_b": p
                   "delta_ci_high_ms": pl.Float64, "p95_a_ms": pl.Float64, "p95_b_ms": pl.Float64}
 
 
-def _runner_quantile(values: np.ndarray, q: float) -> float:
+def _runner_quantile(values: pl.Series, q: float) -> float:
     """The runner's percentile: the sorted values indexed at int(n * q)."""
-    return float(np.sort(values)[int(len(values) * q)])
+    return float(values.sort()[int(len(values) * q)])
+
+
+def _bootstrap_medians(values: pl.Series, seed: int) -> pl.Series:
+    """RESAMPLES medians, each of a resample of ``values`` (drawn with replacement, seeded)."""
+    if len(values) > MAX_VALUES:
+        values = values.sample(MAX_VALUES, seed=seed)
+    drawn = values.sample(RESAMPLES * len(values), with_replacement=True, seed=seed + 1)
+    return (pl.DataFrame({"value": drawn}).with_row_index("i")
+            .group_by(pl.col("i") // len(values), maintain_order=True).agg(pl.col("value").median())["value"])
 
 
 def latency_change(rows: pl.DataFrame, run_a: str, run_b: str, scenarios: list[str], seed: int = 0) -> tuple[
@@ -25,24 +33,20 @@ def latency_change(rows: pl.DataFrame, run_a: str, run_b: str, scenarios: list[s
     """``rows``: queries/compare_latency.sql rows; ``scenarios``: those compared (like with like).
     Per domain and (all): each run's median and p95, the difference of medians B - A and its bootstrap
     95% interval; and the scenarios whose median slowed most."""
-    rng = np.random.default_rng(seed)
     kept = rows.filter(pl.col("scenario_name").is_in(scenarios) & pl.col("latencies_ms").is_not_null())
     out = []
     domains = [("(all)", kept), *sorted(kept.group_by("domain"), key=lambda g: g[0][0])]
     for domain, group in domains:
         domain = domain if isinstance(domain, str) else domain[0]
-        a, b = (np.array([v for values in group.filter(pl.col("run_id") == run)["latencies_ms"].to_list()
-                          for v in values], dtype=float) for run in (run_a, run_b))
+        a, b = (group.filter(pl.col("run_id") == run)["latencies_ms"].explode().drop_nulls().cast(pl.Float64)
+                for run in (run_a, run_b))
         if not len(a) or not len(b):
             continue
-        draw = lambda v: rng.choice(v, MAX_VALUES, replace=False) if len(v) > MAX_VALUES else v  # noqa: E731
-        sa, sb = draw(a), draw(b)
-        boot = (np.median(rng.choice(sb, (RESAMPLES, len(sb))), axis=1)
-                - np.median(rng.choice(sa, (RESAMPLES, len(sa))), axis=1))
-        low, high = np.percentile(boot, [2.5, 97.5])
-        out.append({"domain": domain, "exchanges_a": len(a), "exchanges_b": len(b), "median_a_ms": float(np.median(a)),
-                    "median_b_ms": float(np.median(b)), "delta_ms": float(np.median(b) - np.median(a)),
-                    "delta_ci_low_ms": float(low), "delta_ci_high_ms": float(high),
+        boot = _bootstrap_medians(b, seed + 2) - _bootstrap_medians(a, seed)
+        out.append({"domain": domain, "exchanges_a": len(a), "exchanges_b": len(b), "median_a_ms": a.median(),
+                    "median_b_ms": b.median(), "delta_ms": b.median() - a.median(),
+                    "delta_ci_low_ms": boot.quantile(0.025, "linear"),
+                    "delta_ci_high_ms": boot.quantile(0.975, "linear"),
                     "p95_a_ms": _runner_quantile(a, 0.95), "p95_b_ms": _runner_quantile(b, 0.95)})
     change = pl.DataFrame(out, schema=LATENCY_SCHEMA)
     change = pl.concat([change.filter(pl.col("domain") != "(all)"), change.filter(pl.col("domain") == "(all)")])

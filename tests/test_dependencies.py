@@ -1,0 +1,56 @@
+"""Every third-party module the package imports is a declared dependency (pyproject's
+``[project] dependencies``; an extra does not count: a plain ``pip install`` does not bring it), not
+one that happens to arrive through another package. What a plain install can import, module by
+module, is checked on a real install by ``tests/user_install.py`` (``.ci/run``)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+
+from tests.conftest import REPO
+
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared() -> set[str]:
+    return {_normal(re.split(r"[\s<>=!~;\[(]", d, maxsplit=1)[0]) for d in PYPROJECT["project"]["dependencies"]}
+
+
+def imported_modules() -> dict[str, list[str]]:
+    """Each top-level module name the package's source imports (absolute imports) -> where."""
+    found: dict[str, list[str]] = {}
+    for folder in set(PYPROJECT["tool"]["setuptools"]["package-dir"].values()):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    found.setdefault(name.split(".")[0], []).append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return found
+
+
+def test_every_third_party_import_is_a_declared_dependency():
+    owners = packages_distributions()
+    undeclared = {module: where for module, where in imported_modules().items()
+                  if module not in sys.stdlib_module_names and module != "scorelake"
+                  and not {_normal(d) for d in owners.get(module, [])} & declared()}
+    assert not undeclared, f"imported but not declared in pyproject.toml's dependencies: {undeclared}"
+
+
+def test_the_check_sees_the_imports_it_must_judge():
+    modules = imported_modules()
+    for module in ("polars", "duckdb", "deltalake", "prefect", "starlette", "uvicorn", "certifi", "arro3"):
+        assert module in modules, module
+    assert "numpy" not in modules and "pandas" not in modules  # the extras' modules are never imported at all
