@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -124,3 +125,60 @@ def test_an_ingest_and_a_new_policy_at_once_on_object_storage_leave_the_policy_w
     scored = wh.sql("SELECT count(*) AS n FROM scenario_scores WHERE policy_name = 'new'")["n"][0]
     assert scored == wh.runs()["n_scenarios"].sum() == 28
     assert wh.check().consistent
+
+
+def _policy_rows(store, policy) -> dict[str, int]:
+    return {table: store.tables.read(table).filter(pl.col("policy_id") == policy.id).select(pl.len()).collect().item()
+            for table in ("scores", "rate_counts")}
+
+
+@pytest.mark.parametrize("where", ["before its read", "inside its commit"])
+def test_two_writers_scoring_one_policy_at_once_store_its_scores_once(tmp_path, monkeypatch, where):
+    """On object storage writers do not wait for each other: another writer scores the same policy
+    either before this one looks for what is scored, or between the snapshot this one's commit is
+    based on and the commit itself (a conflict, retried on a fresh read). Either way every score is
+    stored once (today's main stored them twice)."""
+    from scorelake.transforms.pipeline import _rescore
+    from scorelake.transforms.pipeline._rescore import rescore
+    from scorelake.transforms.scoring import Policy
+    from scorelake.transforms.warehouse import Store, _tables
+
+    scorelake.open(tmp_path).ingest(CONFORMANCE / BASELINE)
+    store, policy = Store(tmp_path), Policy(name="new", judge_threshold=0.5)
+    other_writer_ran = []
+
+    def once(real):
+        def interleaved(*args, **kwargs):
+            if not other_writer_ran:
+                other_writer_ran.append(True)
+                assert rescore(store, policy) == 14  # the other writer, whole, first
+            return real(*args, **kwargs)
+        return interleaved
+
+    if where == "before its read":
+        monkeypatch.setattr(_rescore, "coverage", once(_rescore.coverage))
+    else:
+        monkeypatch.setattr(_tables, "conform", once(_tables.conform))
+    rescore(store, policy)
+    assert other_writer_ran
+    assert _policy_rows(store, policy)["scores"] == 14
+    counts = store.tables.read("rate_counts").filter(pl.col("policy_id") == policy.id).collect()
+    assert counts["scenarios"].sum() == 14
+
+
+def test_scores_stored_twice_are_reported_by_check_and_repaired_by_the_next_rescore(tmp_path):
+    from scorelake.transforms.scoring import Policy
+    from scorelake.transforms.warehouse import Store
+
+    wh = scorelake.open(tmp_path)
+    wh.ingest(CONFORMANCE / BASELINE)
+    wh.rescore("new", judge_threshold=0.5)
+    store, policy = Store(tmp_path), Policy(name="new", judge_threshold=0.5)
+    for table in ("scores", "rate_counts"):  # as two blind appends of an older scorelake left them
+        store.tables.append(table, store.tables.read(table).filter(pl.col("policy_id") == policy.id).collect())
+    checked = runner.invoke(app, ["check", "-w", str(tmp_path)])
+    assert checked.exit_code == 1 and "scores cover 28 of 14 scenarios (stored twice" in checked.output
+    assert wh.rescore("new", judge_threshold=0.5).scored == {"new": 14}
+    assert _policy_rows(store, policy)["scores"] == 14
+    assert runner.invoke(app, ["check", "-w", str(tmp_path)]).exit_code == 0
+    assert wh.rates(policy="new")["success_total"].sum() == 14

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -96,17 +97,45 @@ def say_converted(location: str, kept: str | None) -> None:
 
 
 def cell(value: object) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
     return "" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def _finite(value: object) -> object:
+    """``value`` with every NaN or infinite float in it as None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def print_json(data: object) -> None:
+    """``data`` as strict JSON on stdout: a value JSON cannot hold (NaN, infinity) is null."""
+    sys.stdout.write(json.dumps(_finite(data), default=str, indent=2, allow_nan=False) + "\n")
+
+
+# A cell a spreadsheet would take for a formula (OWASP's CSV injection advice): given a leading apostrophe.
+_FORMULA_START = r"^[=+\-@\t\r]"
+
+
+def spreadsheet_safe(df: pl.DataFrame) -> pl.DataFrame:
+    """``df``'s text cells that begin as a formula would, prefixed with ``'`` (numbers stay numbers)."""
+    return df.with_columns(pl.when(pl.col(c).str.contains(_FORMULA_START)).then(pl.lit("'") + pl.col(c))
+                           .otherwise(pl.col(c)).alias(c) for c, t in df.schema.items() if t == pl.String)
 
 
 def emit(df: pl.DataFrame, fmt: Format, wide: bool = False) -> None:
     """``df`` as JSON, CSV, or a table of every column (fitted to the terminal unless ``wide``)."""
     if fmt is Format.json:
-        sys.stdout.write(json.dumps(df.to_dicts(), default=str, indent=2) + "\n")
+        print_json(df.to_dicts())
     elif fmt is Format.csv:
         flat = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(";")
                                for c, t in df.schema.items() if isinstance(t, pl.List))
-        sys.stdout.write(flat.write_csv())
+        sys.stdout.write(spreadsheet_safe(flat).write_csv())
     else:
         right = {name for name, dtype in df.schema.items() if dtype.is_numeric()}
         show(Grid(df.columns, [[cell(v) for v in row] for row in df.iter_rows()], right=right), wide)

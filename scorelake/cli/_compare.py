@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated, Optional
 
 import typer
 
 import scorelake
-from scorelake.cli._app import command, emitted, err, interval, pct
+from scorelake.cli._app import command, emitted, err, interval, pct, print_json
 from scorelake.cli._options import AlphaOpt, AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
@@ -83,7 +81,7 @@ def compare_runs(
     """
     c = scorelake.open(warehouse, as_of).compare(run_a, run_b, policy, alpha=alpha, all_scenarios=all_scenarios)
     if fmt is Format.json:
-        sys.stdout.write(json.dumps(c.as_json(), indent=2) + "\n")
+        print_json(c.as_json())
         return
     if fmt is not Format.table or wide:
         emitted(c.as_table(), fmt, wide)
@@ -114,7 +112,7 @@ def gate(
     result = scorelake.open(warehouse).gate(base, candidate, policy, alpha=alpha, max_drop=max_drop,
                                             domains=domain or (), max_p95_rise=max_p95_rise)
     if fmt is Format.json:
-        sys.stdout.write(json.dumps(result.as_json(), indent=2, default=str) + "\n")
+        print_json(result.as_json())
     elif fmt is Format.table:
         _show(result.comparison, policy)
     from scorelake.transforms.pipeline import regression_text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import StrEnum
 from typing import Annotated, Optional
@@ -10,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 import scorelake
-from scorelake.cli._app import cell, command, err, fail
+from scorelake.cli._app import cell, command, err, fail, print_json
 from scorelake.cli._options import AsOfOpt, PolicyOpt, WarehouseOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
@@ -47,14 +46,14 @@ def show(
 
     Example: scorelake show eval_20260904_080000 qa__telephone_inventor
     """
-    from scorelake.cli._terminal import terminal_width
+    from scorelake.cli._terminal import terminal_width, visible
     from scorelake.transforms.render import explain, explain_html, explain_text
 
     wh = scorelake.open(warehouse, as_of)
     if grep is not None:
         found = wh.search(grep, run, policy, limit=SEARCH_LIMIT)
         if fmt is ShowFormat.json:
-            sys.stdout.write(json.dumps(found.to_dicts(), default=str, indent=2) + "\n")
+            print_json(found.to_dicts())
             return
         if found.is_empty():
             print(f"no scenario{' of ' + run if run else ''} mentions '{grep}' in its transcript, judge reason or tool calls")
@@ -73,7 +72,7 @@ def show(
             fail("give a SCENARIO, or --failed to list the run's failed scenarios", 2)
         rows = wh.run_scenarios(run, policy, failed_only=True, limit=1_000_000)
         if fmt is ShowFormat.json:
-            sys.stdout.write(json.dumps(rows.drop("matching").to_dicts(), default=str, indent=2) + "\n")
+            print_json(rows.drop("matching").to_dicts())
             return
         cells = [[r["scenario_name"], r["domain"], ", ".join(r["failed"] + (["stalled"] if r["stalled"] else [])),
                   cell(r["judge_score"])] for r in rows.iter_rows(named=True)]
@@ -82,11 +81,11 @@ def show(
         return
     evidence = wh.evidence(run, scenario, policy)
     if fmt is ShowFormat.json:
-        sys.stdout.write(json.dumps(evidence.as_dict(), default=str, indent=2) + "\n")
+        print_json(evidence.as_dict())
     elif fmt is ShowFormat.html:
         sys.stdout.write(explain_html(explain(evidence)) + "\n")
     else:
-        sys.stdout.write(explain_text(explain(evidence), min(terminal_width(sys.stdout) or 100, 100)))
+        sys.stdout.write(visible(explain_text(explain(evidence), min(terminal_width(sys.stdout) or 100, 100))))
 
 
 @command

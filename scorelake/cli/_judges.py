@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -10,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 import scorelake
-from scorelake.cli._app import command, emit, emitted, err, fail, pct, say, say_converted
+from scorelake.cli._app import command, emit, emitted, err, fail, pct, print_json, say, say_converted
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
@@ -149,7 +148,7 @@ def compare_judges(
     c = scorelake.open(warehouse, as_of).compare_judges(judges[0], judges[1], run, threshold, others=judges[2:],
                                                         sweep=sweep)
     if fmt is Format.json:
-        sys.stdout.write(json.dumps(c.as_json(), indent=2, default=str) + "\n")
+        print_json(c.as_json())
         return
     if fmt is Format.csv or wide:
         emit(c.agreement, fmt, wide)

@@ -11,6 +11,7 @@ the read commands start in a fraction of a second, and widths are exact.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -18,6 +19,14 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 GAP = "  "  # between columns
+# Control characters from run data (names, notes, transcripts) would move the cursor, ring the bell or
+# clear the screen: shown as escapes instead (a line break and a tab stay what they are).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters (but line breaks and tabs) written as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 @dataclass
@@ -98,6 +107,8 @@ def wrapped(text: str, stream: TextIO | None = None) -> str:
 def show(grid: Grid, wide: bool = False, stream: TextIO | None = None) -> None:
     """Print ``grid`` to fit the terminal (``wide``: one table at its natural width, whatever the terminal)."""
     stream = stream or sys.stdout
+    grid = Grid([visible(h) for h in grid.headers], [[visible(c) for c in row] for row in grid.rows],
+                grid.title and visible(grid.title), grid.keys, grid.right, grid.note and visible(grid.note))
     width = None if wide else terminal_width(stream)
     bold = stream.isatty()
     everything = list(range(len(grid.headers)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from scorelake.transforms.pipeline._policies import stored_policies
+from scorelake.transforms.pipeline._rescore import coverage
 from scorelake.transforms.warehouse import Store
 
 
@@ -19,16 +20,15 @@ def verify(store: Store) -> list[str]:
         for run_id, want, got in joined.filter(pl.col("len") != pl.col(column)).select(
                 "run_id", column, "len").iter_rows():
             problems.append(f"{run_id}: {table} has {got} rows, run says {want}")
-    policies = stored_policies(store)
-    for table, covered in (("scores", pl.len()), ("rate_counts", pl.col("scenarios").sum())):
-        found = store.tables.scan(table, runs).group_by("run_id", "policy_id").agg(covered.alias("len")).collect()
-        for policy in policies:
+    covered = coverage(store, runs)
+    for policy in stored_policies(store):
+        for table, found in covered.items():
             counts = expected.filter(pl.col("n_scenarios") > 0).join(
                 found.filter(pl.col("policy_id") == policy.id), on="run_id", how="left")
             if policy.judge:  # runs its judge has not judged yet are scored once it has (rescore)
-                counts = counts.filter(pl.col("len").is_not_null())
-            for run_id, want, got in counts.filter(pl.col("len").fill_null(0) != pl.col("n_scenarios")).select(
-                    "run_id", "n_scenarios", "len").iter_rows():
-                problems.append(f"{run_id}: policy {policy.name}: {table} cover {got or 0} of {want} scenarios")
+                counts = counts.filter(pl.col("covered").is_not_null())
+            for run_id, want, got in counts.filter(pl.col("covered").fill_null(0) != pl.col("n_scenarios")).select(
+                    "run_id", "n_scenarios", "covered").iter_rows():
+                problems.append(f"{run_id}: policy {policy.name}: {table} cover {got or 0} of {want} scenarios"
+                                + (" (stored twice: `scorelake rescore` repairs it)" if (got or 0) > want else ""))
     return problems
-

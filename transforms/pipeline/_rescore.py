@@ -92,9 +92,25 @@ def _run_batches(runs: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
     return batches + [runs.slice(start)]
 
 
-def _append_all(store: Store, tables: dict[str, pl.DataFrame]) -> None:
+def _append_all(store: Store, policy: Policy, tables: dict[str, pl.DataFrame]) -> None:
     for table, rows in tables.items():  # in their order: scores before their counts
-        store.tables.append(table, rows)
+        store.tables.append_policy_rows(table, rows, policy.id)
+
+
+# What each policy covers of each run: (table, what one row counts: a scenario, or its count)
+COVERAGE = (("scores", pl.len()), ("rate_counts", pl.col("scenarios").sum()))
+
+
+def coverage(store: Store, runs: pl.DataFrame, policy: Policy | None = None) -> dict[str, pl.DataFrame]:
+    """Per table of ``COVERAGE``: the scenarios each (run, policy) covers, as stored (of ``policy``
+    only when given)."""
+    covered = {}
+    for table, counted in COVERAGE:
+        rows = store.tables.scan(table, runs)
+        if policy is not None:
+            rows = rows.filter(pl.col("policy_id") == policy.id)
+        covered[table] = rows.group_by("run_id", "policy_id").agg(counted.cast(pl.Int64).alias("covered")).collect()
+    return covered
 
 
 def _judged_runs(store: Store, policy: Policy, runs: pl.DataFrame, require_judged: bool) -> pl.DataFrame:
@@ -129,7 +145,9 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
     those scores could only come out the same. An interrupted re-score thus resumes where it stopped.
     Scores are written before their rate counts (one commit each per batch of runs), so runs scored
     but not yet counted (a re-score killed in between, a warehouse older than rate_counts) are
-    counted from the stored scores.
+    counted from the stored scores. A policy's rows are appended by generation, never twice
+    (``Tables.append_policy_rows``); runs found holding them twice (written by an older scorelake) are
+    scored again, once.
 
     Under a policy with a judge, JUDGE_PASSED and NL_ASSERTION come from that judge's judgements; a
     run it has not judged whole is left unscored (``require_judged`` refuses a command that asks for it).
@@ -137,9 +155,8 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
     runs = _runs_in_scope(store, run_ids)
     if policy.judge:
         runs = _judged_runs(store, policy, runs, require_judged=False)
-    scored_runs, counted_runs = (
-        store.tables.scan(table, runs).filter(pl.col("policy_id") == policy.id).select("run_id").unique().collect()
-        for table in ("scores", "rate_counts"))
+    covered = coverage(store, runs, policy)
+    scored_runs, counted_runs = (covered[table].select("run_id") for table, _ in COVERAGE)
     scored, committing = 0, None
     # A batch is committed (scores, then counts) while the next one is scored: delta-rs writes
     # without holding the GIL. One batch in flight bounds memory.
@@ -151,16 +168,26 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
             tables = score_and_count(scenarios, policy, version, reviewed)
             if committing:
                 committing.result()
-            committing = writer.submit(_append_all, store, tables)
+            committing = writer.submit(_append_all, store, policy, tables)
             scored += tables["scores"].height
         if committing:
             committing.result()
     uncounted = runs.join(scored_runs, on="run_id", how="semi").join(counted_runs, on="run_id", how="anti")
     for batch in _run_batches(uncounted, RESCORE_BATCH_ROWS):
-        store.tables.append("rate_counts", count_stored(store, batch, policy))
+        store.tables.append_policy_rows("rate_counts", count_stored(store, batch, policy), policy.id)
+    stored = runs.join(scored_runs, on="run_id", how="semi")
+    stale = _doubled(stored, covered)
     if policy.reviews:
-        scored += _rescore_reviewed(store, policy, runs.join(scored_runs, on="run_id", how="semi"))
-    return scored
+        stale = pl.concat([stale, _reviewed_since(store, policy, stored)]).unique("run_id", maintain_order=True)
+    return scored + _score_again(store, policy, stale)
+
+
+def _doubled(runs: pl.DataFrame, covered: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The runs whose scores or counts under the policy cover more scenarios than the run holds: stored
+    twice by writers of a scorelake that appended them blindly (``check`` reports them; scored again, once)."""
+    over = pl.concat([c.select("run_id", "covered") for c in covered.values()]).join(
+        runs.select("run_id", "n_scenarios"), on="run_id").filter(pl.col("covered") > pl.col("n_scenarios"))
+    return runs.filter(pl.col("run_id").is_in(over["run_id"].implode()))
 
 
 def _reviewed_since(store: Store, policy: Policy, runs: pl.DataFrame) -> pl.DataFrame:
@@ -181,17 +208,16 @@ def _reviewed_since(store: Store, policy: Policy, runs: pl.DataFrame) -> pl.Data
     return runs.filter(pl.col("run_id").is_in(sorted(stale)))
 
 
-def _rescore_reviewed(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
-    """Score again, under a policy that takes reviews, the runs reviewed since they were scored:
-    their counts replaced first, then their scores (a kill in between leaves scores of the older
-    reviews version, so the next re-score does both again)."""
-    stale = _reviewed_since(store, policy, runs) if runs.height else runs
-    if stale.is_empty():
+def _score_again(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
+    """Score ``runs`` again under ``policy`` (reviewed since they were scored, or stored twice): their
+    counts replaced first, then their scores, each by a predicate overwrite (a kill in between
+    leaves scores of the older reviews version, or still doubled, so the next re-score does both again)."""
+    if runs.is_empty():
         return 0
-    version = store.tables.delta_table("reviews").version()
-    reviews = standing(store).collect()
+    version = store.tables.delta_table("reviews").version() if policy.reviews else None
+    reviews = standing(store).collect() if policy.reviews else None
     scored = 0
-    for batch in _run_batches(stale, RESCORE_BATCH_ROWS):
+    for batch in _run_batches(runs, RESCORE_BATCH_ROWS):
         scenarios, reviewed = _scenarios(store, batch, policy, reviews)
         tables = score_and_count(scenarios, policy, version, reviewed)
         predicate = f"{is_in('run_id', batch['run_id'])} AND policy_id = {sql_literal(policy.id)}"
@@ -199,4 +225,3 @@ def _rescore_reviewed(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
             store.tables.write(table, tables[table], mode="overwrite", predicate=predicate)
         scored += tables["scores"].height
     return scored
-

@@ -254,6 +254,31 @@ class Tables:
         if not df.is_empty():
             self.write(table, df, mode="append")
 
+    def append_policy_rows(self, table: str, df: pl.DataFrame, policy_id: str) -> None:
+        """Append ``df``, rows of one policy, but for the run generations that already hold rows
+        of that policy: what a policy's scores are written by, so that no interleaving of writers
+        stores them twice. Which generations hold rows is read from the very snapshot the commit is
+        based on, and the commit is a predicate overwrite of exactly the (policy, generations) it
+        adds, which matched no row there: a writer that added rows of them meanwhile makes it a
+        conflict (a blind append would not), and the next attempt, on a fresh read, leaves them out.
+        (Generations are unique to the ingest that made them: no other run shares one.)"""
+        if df.is_empty():
+            return
+
+        def write(snapshot, properties) -> None:
+            from deltalake import write_deltalake
+
+            present = (self._rows(table, snapshot)
+                       .filter((pl.col("policy_id") == policy_id) & pl.col("generation").is_in(df["generation"].implode()))
+                       .select("generation").unique().collect())
+            new = df.join(present, on="generation", how="anti")
+            if not new.is_empty():
+                predicate = f"policy_id = {sql_literal(policy_id)} AND {is_in('generation', new['generation'])}"
+                write_deltalake(snapshot, conform(table, new), mode="overwrite", predicate=predicate,
+                                commit_properties=properties)
+
+        self.commit(table, write)
+
     def replace(self, table: str, df: pl.DataFrame) -> None:
         """The whole table replaced by ``df``, in one commit."""
         self.write(table, df, mode="overwrite")

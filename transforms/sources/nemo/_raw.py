@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Strict, field_validator, model_validator
 
 from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
+from scorelake.transforms.sources._measures import Count, Millis, Seconds
 
 
 class _Strict(BaseModel):
@@ -19,12 +20,12 @@ class _Strict(BaseModel):
 
 
 class LatencyStats(_Strict):
-    count: int
-    mean_ms: float
-    p50_ms: float
-    p95_ms: float
-    min_ms: float
-    max_ms: float
+    count: Count
+    mean_ms: Millis
+    p50_ms: Millis
+    p95_ms: Millis
+    min_ms: Millis
+    max_ms: Millis
 
 
 class Turn(_Strict):
@@ -34,13 +35,13 @@ class Turn(_Strict):
 
 
 class Latency(_Strict):
-    latency_ms: float
+    latency_ms: Millis
 
 
 class SideUsage(_Strict):
-    n_calls: int | None = None
-    prompt: int = 0
-    completion: int = 0
+    n_calls: Count | None = None
+    prompt: Count = 0
+    completion: Count = 0
 
 
 class TokenUsage(_Strict):
@@ -68,14 +69,14 @@ class Breakdown(_Strict):
 class MetricsFile(_Strict):
     """``<scenario>/metrics.json`` (run-format.md §3)."""
 
-    total_turns: int
-    duration_seconds: float | None = None
+    total_turns: Count
+    duration_seconds: Seconds | None = None
     turns: list[Turn] = []
     latency_stats: LatencyStats
     latencies: list[Latency] = []
     scenario_name: str
     scenario_directory: str | None = None
-    scenario_duration: float
+    scenario_duration: Seconds
     stop_reason: str
     clean_exit: bool
     insufficient_agent_turns: bool | None = None

@@ -6,6 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Strict, model_validator
 
+from scorelake.transforms.sources._measures import Count, Seconds
+
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -48,9 +50,9 @@ class Tau2Simulation(_Lenient):
 
     id: str | None = None
     task_id: Annotated[str, Strict(False)]
-    trial: int = 0
+    trial: Count = 0
     termination_reason: str
-    duration: float | None = None
+    duration: Seconds | None = None
     reward_info: Tau2RewardInfo | None = None
     messages: list[dict[str, Any]] = []
 
@@ -94,9 +96,9 @@ class TauBenchInfo(_Lenient):
 class TauBenchRecord(_Lenient):
     """One ``EnvRunResult`` of a tau-bench (v1) trajectory file (tau-bench/SOURCE.md)."""
 
-    task_id: int
+    task_id: Count
     reward: float
-    trial: int = 0
+    trial: Count = 0
     info: TauBenchInfo = TauBenchInfo()
     traj: list[dict[str, Any]] = []
 
