@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Sequence
 
 import polars as pl
 
-from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.errors import InvalidArgument, NotFound, check_range
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
 from scorelake.transforms.results import (
     CheckResult,
@@ -538,6 +538,9 @@ class Warehouse:
         unknown = sorted(set(prices) - set(COST_SIDES))
         if unknown:
             raise InvalidArgument(f"--price for {', '.join(unknown)}: price {', '.join(COST_SIDES)}")
+        for side, pair in prices.items():
+            for price in pair:
+                check_range(f"price {side}", price, 0)
         columns = []
         for side in COST_SIDES:
             price_in, price_out = prices.get(side, (None, None))
@@ -563,6 +566,9 @@ class Warehouse:
 
         if withdraw == (verdict is not None):
             raise InvalidArgument("give a verdict (pass or fail), or withdraw the standing one")
+        if verdict is not None and str(verdict).lower() not in ("pass", "fail"):
+            raise InvalidArgument(f"nothing stored: verdict '{str(verdict)[:40]}': pass or fail (withdraw takes the "
+                                  "standing one back)")
         given = Review(run, scenario, signal, "withdrawn" if withdraw else str(verdict).lower(),
                        _reviewer(reviewer), assertion, note or None)
         return self._store_reviews([given])
@@ -624,6 +630,8 @@ class Warehouse:
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
         calls, retries, tokens and latency; ``cost`` from prices per million input / output tokens."""
+        check_range("price-in", price_in, 0)
+        check_range("price-out", price_out, 0)
         found = self._query("judges")
         cost = None
         if price_in is not None or price_out is not None:
@@ -680,6 +688,8 @@ class Warehouse:
         self._writable()
         if (cron is None) == (interval is None):
             raise InvalidArgument("give exactly one of --cron or --interval")
+        check_range("interval", interval, 1)  # seconds
+        check_range("max-drop", max_drop, 0, 100)  # points
         if notify_url is not None and not notify_url.startswith(("http://", "https://")):
             raise InvalidArgument(f"--notify-url: an http:// or https:// URL (got '{notify_url}')")
         runtime.serve([str(Path(p).resolve()) for p in runs_dirs], self.location, name, cron, interval, verbose, say,

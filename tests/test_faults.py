@@ -182,3 +182,86 @@ def test_scores_stored_twice_are_reported_by_check_and_repaired_by_the_next_resc
     assert _policy_rows(store, policy)["scores"] == 14
     assert runner.invoke(app, ["check", "-w", str(tmp_path)]).exit_code == 0
     assert wh.rates(policy="new")["success_total"].sum() == 14
+
+
+@pytest.mark.parametrize("args, option", [
+    (["gate", BASELINE, BASELINE, "--max-drop", "nan"], "--max-drop"),
+    (["gate", BASELINE, BASELINE, "--max-drop", "-1"], "--max-drop"),
+    (["gate", BASELINE, BASELINE, "--max-p95-rise", "-5"], "--max-p95-rise"),
+    (["gate", BASELINE, BASELINE, "--max-p95-rise", "inf"], "--max-p95-rise"),
+    (["gate", BASELINE, BASELINE, "--alpha", "1e-16"], "--alpha"),
+    (["compare", BASELINE, BASELINE, "--alpha", "nan"], "--alpha"),
+    (["cost", "--price", "agent=nan,1"], "--price agent"),
+    (["cost", "--price", "user=1,inf"], "--price user"),
+    (["cost", "--price", "judge=-1,1"], "--price judge"),
+    (["judges", "--price-in", "nan"], "--price-in"),
+    (["judges", "--price-out", "-2"], "--price-out"),
+    (["rejudge", "--judge", "j", "--judge-url", "http://127.0.0.1:9/v1", "--seed", str(2**64)], "--seed"),
+    (["serve", "runs", "--interval", "nan"], "--interval"),
+    (["serve", "runs", "--interval", "60", "--max-drop", "inf"], "--max-drop"),
+    (["view", "--port", "70000"], "--port"),
+])
+def test_a_number_that_would_switch_a_check_off_is_refused_naming_the_option(warehouse, args, option):
+    done = runner.invoke(app, [*args, "-w", warehouse])
+    assert done.exit_code == 2, done.output
+    assert option in done.output and "Traceback" not in done.output
+
+
+@pytest.mark.slow
+def test_the_viewers_review_writes_refuse_what_they_cannot_store_and_never_read_a_huge_body(tmp_path):
+    """A reviewer named in Chinese or with an emoji is stored and remembered (its cookie quoted); an
+    assertion that is not a whole number and a verdict other than pass / fail are a 400 with nothing
+    stored; a body declared or sent larger than a form is refused without being read (server memory)."""
+    import socket
+
+    from tests.test_view import serve
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(CONFORMANCE / BASELINE)
+    server, url = serve(tmp_path / "wh", "--review", "--token", "secret")
+    origin = {"Origin": url, "Content-Type": "application/x-www-form-urlencoded"}
+
+    def post(fields: dict, token: str = "secret") -> tuple[int, dict]:
+        from urllib.parse import urlencode
+
+        body = urlencode({"token": token, "run": BASELINE, "scenario": "qa__telephone_inventor",
+                          "signal": "judge_passed", **fields}).encode()
+        request = urllib.request.Request(url + "/review", body, origin, method="POST")
+        opener = urllib.request.build_opener(type("NoRedirect", (urllib.request.HTTPRedirectHandler,),
+                                                  {"redirect_request": lambda *a, **k: None}))
+        try:
+            response = opener.open(request, timeout=30)
+            return response.status, dict(response.headers)
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers)
+
+    try:
+        for name in ("李雷", "fox 🦊"):
+            status, headers = post({"verdict": "pass", "reviewer": name})
+            assert status == 303, (name, status)
+            assert "scorelake_reviewer=" in headers.get("set-cookie", "")
+        assert set(wh.reviews(history=True)["reviewer"]) == {"李雷", "fox 🦊"}
+        for fields in ({"assertion": "abc"}, {"assertion": "0x1"}, {"assertion": "1.0"}, {"verdict": "withdrawn"},
+                       {"verdict": "maybe"}):
+            status, _ = post({"verdict": "pass", "reviewer": "eve", **fields})
+            assert status == 400, fields
+        assert "eve" not in set(wh.reviews(history=True)["reviewer"])
+
+        host, port = url.removeprefix("http://").split(":")
+        for declared in ("300000000", None):  # declared too large; sent chunked without end
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                length = f"Content-Length: {declared}\r\n" if declared else "Transfer-Encoding: chunked\r\n"
+                sock.sendall(f"POST /review HTTP/1.1\r\nHost: {host}:{port}\r\n{length}"
+                             "Content-Type: application/x-www-form-urlencoded\r\n\r\n".encode())
+                chunk = b"x" * 65536
+                try:
+                    for _ in range(64):  # 4 MB at most: the answer comes long before
+                        sock.sendall(chunk if declared else b"10000\r\n" + chunk + b"\r\n")
+                except OSError:  # the server answered and closed
+                    pass
+                answer = sock.recv(200).decode(errors="replace")
+            assert answer.startswith("HTTP/1.1 413"), answer
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=30)
+    assert "Traceback" not in stderr

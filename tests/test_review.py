@@ -365,3 +365,54 @@ def urllib_status(url: str) -> int:
         return urllib.request.urlopen(url, timeout=10).status
     except urllib.error.HTTPError as exc:
         return exc.code
+
+
+def test_an_import_of_odd_but_valid_or_hostile_files_ends_in_a_message_never_a_traceback(wh, tmp_path):
+    long_note = tmp_path / "long.csv"  # a 200 KB note: past the csv module's default 128 KiB field
+    long_note.write_text("run_id,scenario_name,signal,verdict,note\n"
+                         f'{BASELINE},qa__speed_of_light,judge_passed,pass,"{"why " * 50_000}"\n')
+    done = runner.invoke(app, ["review", "--import", str(long_note), "--reviewer", "carol", "-w", wh.location])
+    assert done.exit_code == 0, done.output
+    assert len(wh.reviews()["note"][0]) == 200_000
+
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 5000 + "]" * 5000 + "\n")
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text(json.dumps({"run_id": BASELINE, "scenario_name": "qa__speed_of_light", "signal": "nl_assertion",
+                                "verdict": "pass"})[:-1] + ', "assertion": 1e400}\n')
+    fifo = tmp_path / "labels.fifo"
+    os.mkfifo(fifo)
+    for path, says in ((deep, "line 1: not JSON (nested too deep)"), (huge, "assertion 'inf' is not a whole number"),
+                       (Path("/dev/zero"), "not a regular file"), (fifo, "not a regular file"),
+                       (tmp_path / "absent.csv", "no such file")):
+        started = time.monotonic()
+        done = runner.invoke(app, ["review", "--import", str(path), "-w", wh.location])
+        assert done.exit_code == 2 and says in done.output, (path, done.output)
+        assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+        assert time.monotonic() - started < 30
+    assert wh.reviews(history=True).height == 1
+
+
+def test_an_import_killed_before_its_log_step_is_completed_by_importing_it_again(wh, tmp_path, monkeypatch):
+    from scorelake.transforms.warehouse._history import CommitLog as History
+
+    labels = tmp_path / "labels.csv"
+    labels.write_text("run_id,scenario_name,signal,verdict\n" + "".join(
+        f"{BASELINE},{name},judge_passed,pass\n" for name in ("qa__speed_of_light", "qa__moon_landing")))
+    steps = len(wh.log())
+    real = History.record
+
+    def killed(self, operation, detail):
+        if operation == "review":
+            raise KeyboardInterrupt  # as a kill -9 after the rows landed, before the log step
+        return real(self, operation, detail)
+
+    monkeypatch.setattr(History, "record", killed)
+    with pytest.raises(KeyboardInterrupt):
+        wh.import_reviews(labels, reviewer="carol")
+    monkeypatch.setattr(History, "record", real)
+    stored = lambda: wh._store.tables.read("reviews").collect().height  # noqa: E731 (the views wait for the step)
+    assert stored() == 2 and len(wh.log()) == steps  # stored, no log step
+    wh.import_reviews(labels, reviewer="carol")  # again: nothing doubled, the step completed
+    assert stored() == 2 and wh.reviews(history=True).height == 2
+    assert len(wh.log()) == steps + 1 and wh.log()[-1].detail == "2 reviews by carol of 2 scenarios"

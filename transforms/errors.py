@@ -3,6 +3,8 @@ message says what is wrong and, where there is one, what to do."""
 
 from __future__ import annotations
 
+import math
+
 
 class ScorelakeError(Exception):
     """Bad usage or input: an unknown run, policy or version, a malformed argument."""
@@ -27,6 +29,19 @@ class InvalidArgument(ScorelakeError, ValueError):
         message = first["msg"].removeprefix("Value error, ")
         got = f" (got {first['input']!r})" if not isinstance(first["input"], dict) else ""
         return cls(f"--{where}: {message[0].lower()}{message[1:]}{got}")
+
+
+def check_range(option: str, value: float | None, low: float | None = None, high: float | None = None) -> None:
+    """Refuse a number that would switch a check off or break one: NaN, an infinity, or one outside
+    [``low``, ``high``] (None: no bound). ``option`` is its name on the command line, without ``--``."""
+    if value is None:
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidArgument(f"--{option}: a finite number (got {value})")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = (f"between {low:g} and {high:g}" if low is not None and high is not None
+                  else f"{low:g} or more" if low is not None else f"{high:g} or less")
+        raise InvalidArgument(f"--{option}: {bounds} (got {value:g})")
 
 
 class WarehouseMissing(ScorelakeError, FileNotFoundError):

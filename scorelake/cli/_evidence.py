@@ -90,7 +90,7 @@ def show(
 
 @command
 def view(
-    port: Annotated[int, typer.Option(help="Port to listen on")] = 8765,
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free one)", min=0, max=65535)] = 8765,
     host: Annotated[str, typer.Option(help="Address to bind: off the loopback address a token is required")] = "127.0.0.1",
     token: Annotated[Optional[str], typer.Option(
         help="The token every request must carry (?token= or Authorization: Bearer) [default: a random one when "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import threading
 from ipaddress import ip_address
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, unquote, urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -128,7 +128,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         forms = ""
         if review:
             forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, token,
-                                         request.cookies.get(REVIEWER_COOKIE, ""), request.query_params.get("queue"))
+                                         unquote(request.cookies.get(REVIEWER_COOKIE, "")), request.query_params.get("queue"))
         return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, token, forms)
 
     def queue_params(request: Request) -> dict:
@@ -167,9 +167,16 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
                                 + urlencode({"policy": policy, "token": token, "queue": query}), 303)
 
     async def record(request: Request) -> Response:
-        """A review from one of the app's own pages: stored, then back to the page (or on to the next)."""
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
+        """A review from one of the app's own pages: stored, then back to the page (or on to the next).
+        What can be refused before the body is read is (its declared length, a wrong token in the
+        address or header), and the body is read only up to a form's size."""
+        declared = request.headers.get("content-length", "0")
+        if not declared.isdigit() or int(declared) > MAX_FORM_BYTES:
+            return PlainTextResponse("not saved: the form is too large", 413)
+        if _token_given(request) and not admitted(request):
+            return PlainTextResponse("not saved: a token is required", 401)
+        body = await _body_within(request, MAX_FORM_BYTES)
+        if body is None:
             return PlainTextResponse("not saved: the form is too large", 413)
         form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
         if not admitted(request, form):
@@ -180,7 +187,12 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         if not reviewer:
             return PlainTextResponse("not saved: give your name (reviewer)", 400)
         run_id, name, policy = form.get("run", ""), form.get("scenario", ""), form.get("policy") or default_policy
-        assertion = _integer(form.get("assertion"), None)
+        given_assertion = (form.get("assertion") or "").strip()
+        if given_assertion and not given_assertion.isdigit():
+            return PlainTextResponse(f"not saved: assertion: the number of an NL assertion or DB predicate "
+                                     f"(got {given_assertion[:40]!r})", 400)
+        assertion = int(given_assertion) if given_assertion else None
+
         def store() -> None:
             with lock:
                 wh.review(run_id, name, form.get("signal", ""), form.get("verdict"), assertion=assertion,
@@ -200,7 +212,9 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
                       + urlencode({"policy": policy, "token": token, **({"queue": queue_query} if queue_query else {})})
                       + "#review")
         response = RedirectResponse(target, 303)
-        response.set_cookie(REVIEWER_COOKIE, reviewer, max_age=365 * 86400, samesite="strict", httponly=True)
+        # quoted: a cookie holds ASCII, a reviewer's name may be 李雷 or 🦊
+        response.set_cookie(REVIEWER_COOKIE, quote(reviewer, safe=""), max_age=365 * 86400, samesite="strict",
+                            httponly=True)
         return response
 
     def compare(request: Request, policy: str) -> str:
@@ -225,6 +239,17 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         routes += [Route("/review", guarded(queue), methods=["GET"]), Route("/review", record, methods=["POST"]),
                    Route("/review/next", next_in_queue)]
     return Starlette(routes=routes)
+
+
+async def _body_within(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None once it passes ``limit`` bytes (the rest is never read)."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _integer(value: str | None, default):

@@ -19,7 +19,7 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
     wilson,
 )
-from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.errors import InvalidArgument, check_range
 
 LABELS = ("improved", "regressed", "inconclusive", "unchanged")
 
@@ -98,8 +98,8 @@ def label(broken: int, fixed: int, p_value: float, alpha: float) -> str:
 
 
 def check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise InvalidArgument(f"--alpha: between 0 and 1 (got {alpha})")
+    # below 1e-9, 1 - alpha / 2 rounds towards 1 and the normal quantile of the detectable difference is lost
+    check_range("alpha", alpha, 1e-9, 0.5)
 
 
 def with_change_labels(history: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:

@@ -39,7 +39,7 @@ class JudgeSpec(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
     top_p: float | None = Field(default=None, ge=0, le=1)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)  # a 64-bit column
     thinking_token_budget: int | None = Field(default=None, gt=0)
     timeout: float | None = Field(default=None, gt=0)
     base: str | None = None  # --only-errors: the judge whose judgements it keeps where they did not fail

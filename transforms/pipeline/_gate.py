@@ -11,7 +11,7 @@ import duckdb
 import polars as pl
 
 from scorelake.transforms.analysis import Comparison, check_alpha, compare
-from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.errors import InvalidArgument, check_range
 from scorelake.transforms.results import GateResult
 from scorelake.transforms.warehouse import Store
 
@@ -33,8 +33,8 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
     """Whether run B may replace run A: not when a domain (of ``domains``, default every one) or the
     whole run regressed beyond the noise by more than ``max_drop`` points, nor (with ``max_p95_rise``)
     when its p95 response latency rose by more than that many milliseconds."""
-    if max_drop < 0:
-        raise InvalidArgument(f"--max-drop: points, 0 or more (got {max_drop})")
+    check_range("max-drop", max_drop, 0, 100)  # points
+    check_range("max-p95-rise", max_p95_rise, 0)  # milliseconds
     known = set(compared.deltas["domain"])
     unknown = sorted(set(domains) - known)
     if unknown:

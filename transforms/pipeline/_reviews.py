@@ -9,9 +9,10 @@ A key is (run, scenario, signal, assertion): ``signal`` a ``success_breakdown`` 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
-import secrets
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ import polars as pl
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.sources import open_regular
 from scorelake.transforms.warehouse import Store
 
 COMPOSITE = "is_successful"
@@ -32,6 +34,7 @@ KEY = ["run_id", "scenario_name", "signal", "assertion"]
 REVIEW_LOCK_WAIT_S = 120.0  # a review waits this long for another writer (an ingest, a reviewer) to finish
 IMPORT_COLUMNS = ("run_id", "scenario_name", "signal", "verdict", "assertion", "reviewer", "note")
 REQUIRED_COLUMNS = ("run_id", "scenario_name", "signal", "verdict")
+MAX_IMPORT_BYTES = 1 << 30  # a file of reviews: millions of rows, or notes of any length within it
 
 
 @dataclass(frozen=True)
@@ -93,16 +96,29 @@ def check_reviews(store: Store, reviews: list[Review]) -> list[str]:
     return problems
 
 
+def _review_id(review: Review, version: int) -> str:
+    """A review's id: what it says, by whom, on the warehouse version it was made on. Stored again
+    at that version (an import killed after its rows landed, before its log step: nothing moves the
+    version on then), it is the same review, not a second one."""
+    said = [review.run_id, review.scenario_name, review.signal, review.assertion, review.verdict, review.reviewer,
+            review.note, version]
+    return hashlib.sha256(json.dumps(said).encode()).hexdigest()[:24]
+
+
 def store_reviews(store: Store, reviews: list[Review], detail: str) -> tuple[int, int]:
     """Append the reviews as one write step (the writer lock waited for), recorded in the log as
-    ``detail``: the warehouse version they were made on, and the version they made."""
+    ``detail``: the warehouse version they were made on, and the version they made. Rows this very
+    step stored already (it was killed before its log step) are not stored twice: the step completes."""
     with store.lock.hold(REVIEW_LOCK_WAIT_S):
         version = store.tables.delta_table("commits").version()
         now = datetime.now(UTC)
-        rows = [{"review_id": secrets.token_hex(12), "run_id": r.run_id, "scenario_name": r.scenario_name,
-                 "signal": r.signal, "assertion": r.assertion, "verdict": r.verdict, "reviewer": r.reviewer,
-                 "note": r.note, "reviewed_at": now, "warehouse_version": version} for r in reviews]
-        store.tables.append("reviews", frame("reviews", rows))
+        rows = frame("reviews", [
+            {"review_id": _review_id(r, version), "run_id": r.run_id, "scenario_name": r.scenario_name,
+             "signal": r.signal, "assertion": r.assertion, "verdict": r.verdict, "reviewer": r.reviewer,
+             "note": r.note, "reviewed_at": now, "warehouse_version": version} for r in reviews]).unique("review_id")
+        stored = (store.tables.read("reviews").filter(pl.col("warehouse_version") == version)
+                  .select("review_id").collect())
+        store.tables.append("reviews", rows.join(stored, on="review_id", how="anti"))
         store.log.record("review", detail)
         store.views.build()
         return version, store.tables.delta_table("commits").version()
@@ -126,15 +142,35 @@ def standing(store: Store, version: int | None = None) -> pl.LazyFrame:
             .unique(KEY, keep="last", maintain_order=True).filter(pl.col("verdict") != WITHDRAWN))
 
 
+def _file_text(path: Path) -> str:
+    """The text of a regular file (never a FIFO or a device, which would never end), of at most
+    ``MAX_IMPORT_BYTES``; ``InvalidArgument`` naming it otherwise."""
+    fd = open_regular(path)
+    if fd is None:
+        reason = "no such file" if not os.path.lexists(path) else "not a regular file (a folder, a FIFO or a device)"
+        raise InvalidArgument(f"{path}: {reason}")
+    try:
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > MAX_IMPORT_BYTES:
+                raise InvalidArgument(f"{path}: larger than {MAX_IMPORT_BYTES:,} bytes: split it")
+            chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(f"{path}: not UTF-8 ({exc})") from None
+    except OSError as exc:
+        raise InvalidArgument(f"{path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
 def read_review_file(path: Path, reviewer: str) -> tuple[list[Review], list[str]]:
     """Reviews from a CSV file (a header row naming the columns) or a JSON Lines file (an object a
     line): ``run_id``, ``scenario_name``, ``signal``, ``verdict``, optional ``assertion``,
     ``reviewer`` (default ``reviewer``) and ``note``; and what is wrong with the lines that are not
     reviews, one line each. ``InvalidArgument`` when the file cannot be read as either."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgument(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    text = _file_text(path)
     records: list[tuple[int, dict]] = []
     problems: list[str] = []
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json") or text.lstrip().startswith("{"):
@@ -146,17 +182,24 @@ def read_review_file(path: Path, reviewer: str) -> tuple[list[Review], list[str]
             except ValueError as exc:
                 problems.append(f"line {number}: not JSON ({exc})")
                 continue
+            except RecursionError:
+                problems.append(f"line {number}: not JSON (nested too deep)")
+                continue
             if not isinstance(record, dict):
                 problems.append(f"line {number}: not an object")
                 continue
             records.append((number, record))
     else:
+        csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a note may be longer than 128 KiB
         reader = csv.DictReader(io.StringIO(text))
-        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InvalidArgument(f"{path}: no column {', '.join(missing)} (the header row names "
-                                  f"{', '.join(REQUIRED_COLUMNS)}, and optionally assertion, reviewer, note)")
-        records = [(reader.line_num, row) for row in reader]
+        try:
+            missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InvalidArgument(f"{path}: no column {', '.join(missing)} (the header row names "
+                                      f"{', '.join(REQUIRED_COLUMNS)}, and optionally assertion, reviewer, note)")
+            records = [(reader.line_num, row) for row in reader]
+        except csv.Error as exc:
+            raise InvalidArgument(f"{path}: line {reader.line_num}: not CSV ({exc})") from None
     reviews = []
     for number, record in records:
         absent = [c for c in REQUIRED_COLUMNS if record.get(c) in (None, "")]
@@ -166,12 +209,11 @@ def read_review_file(path: Path, reviewer: str) -> tuple[list[Review], list[str]
         assertion = record.get("assertion")
         if assertion in (None, ""):
             assertion = None
-        else:
-            try:
-                assertion = int(assertion)
-            except (TypeError, ValueError):
-                problems.append(f"line {number}: assertion '{assertion}' is not a number")
-                continue
+        elif type(assertion) is int or (isinstance(assertion, str) and assertion.strip().isdigit()):
+            assertion = int(assertion)
+        else:  # 1.5, 1e400, true, "0x1": no assertion's number
+            problems.append(f"line {number}: assertion '{str(assertion)[:40]}' is not a whole number")
+            continue
         verdict = str(record["verdict"]).strip().lower()
         if verdict not in VERDICTS:  # an import says pass or fail (withdraw one by one)
             problems.append(f"line {number}: verdict '{record['verdict']}': pass or fail")
