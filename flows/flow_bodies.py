@@ -29,6 +29,7 @@ from scorelake.transforms.pipeline import (
     COMMIT_LOCK_WAIT_S,
     JUDGE_BATCH,
     BatchResult,
+    Delivery,
     api_key_from,
     check_policy,
     commit_ingested,
@@ -156,7 +157,7 @@ def migrate(store: Store) -> Path | None:
 
 def compact(store: Store) -> None:
     """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""
-    store.tables.require()
+    store.tables.require(writing=True)
     with store.lock.hold():
         prepare_for_writing(store)
         store.maintenance.compact()
@@ -296,7 +297,7 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
     """Re-score stored runs from the tables alone under the given policies (JSON specs; default: every
     stored policy). A new policy is stored once all its scores are written: it appears whole."""
     store = Store(warehouse)
-    store.tables.require()
+    store.tables.require(writing=True)
     with store.lock.hold():
         prepare_for_writing(store)
         policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(store))
@@ -336,7 +337,7 @@ def rejudge(fanout: Fanout, warehouse: str, spec_json: str, run_ids: list[str] |
     judgements that did not fail; ``only_errors``: its own failed ones asked again too), a batch at a
     time through ``fanout``: one stream of calls here with a live progress bar, or a Prefect task per batch."""
     store = Store(warehouse)
-    store.tables.require()
+    store.tables.require(writing=True)
     spec = JudgeSpec.model_validate_json(spec_json)
     retry = RetryPolicy(attempts=retries + 1, backoff_s=backoff)
     with store.lock.hold(COMMIT_LOCK_WAIT_S):
@@ -408,23 +409,24 @@ def rejudge(fanout: Fanout, warehouse: str, spec_json: str, run_ids: list[str] |
                          unanswered=total.unanswered, odd_scores=total.odd_scores)
 
 
-def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = None,
-                  max_drop: float = 0.0) -> list[GateResult]:
-    """Gate each of ``run_ids`` on the run before it in its group (under the recorded policy); a
-    regression is POSTed to ``notify_url`` (a Slack-compatible incoming webhook) when one is given."""
+def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = None, max_drop: float = 0.0,
+                  outbox: Path | None = None) -> tuple[list[GateResult], Delivery | None]:
+    """Gate each of ``run_ids`` on the run before it in its group (under the recorded policy); with
+    ``notify_url`` (a Slack-compatible incoming webhook), the regressions are POSTed to it after the
+    alerts earlier runs could not deliver (kept in ``outbox``, as are those this one cannot)."""
     # here, not above: only this flow needs the comparison and its statistics (an ingest worker loads neither)
-    from scorelake.transforms.pipeline import comparison, gate, notify, previous_runs
+    from scorelake.transforms.pipeline import alert, comparison, deliver, gate, previous_runs
 
     store = Store(warehouse)
     pairs = previous_runs(store, run_ids)
-    if not pairs:
-        return []
-    with store.views.connect() as con:
-        results = [gate(comparison(store, con, base, candidate, Policy().id), max_drop) for base, candidate in pairs]
-    for result in results:
-        if not result.passed and notify_url:
-            notify(notify_url, result)
-    return results
+    results = []
+    if pairs:
+        with store.views.connect() as con:
+            results = [gate(comparison(store, con, base, candidate, Policy().id), max_drop)
+                       for base, candidate in pairs]
+    if not notify_url or outbox is None:
+        return results, None
+    return results, deliver(notify_url, [alert(r) for r in results if not r.passed], outbox)
 
 
 def run_in_process(flow: str, task_runner: str = "auto", **args):

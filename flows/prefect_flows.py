@@ -9,7 +9,9 @@ Prefect: ``flows.runtime`` does so only when a flow runs through Prefect.
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 from typing import Callable, Iterator
 
 from prefect import flow, get_run_logger, task
@@ -135,13 +137,26 @@ def rejudge_flow(warehouse: str, spec_json: str, run_ids: list[str] | None = Non
 def gate_task(warehouse: str, run_ids: list[str], notify_url: str | None, max_drop: float) -> list:
     from prefect.artifacts import create_markdown_artifact
 
-    results = flow_bodies.gate_new_runs(warehouse, run_ids, notify_url, max_drop)
+    results, delivery = flow_bodies.gate_new_runs(warehouse, run_ids, notify_url, max_drop,
+                                                  _outbox(warehouse, notify_url) if notify_url else None)
     for result in results:
         create_markdown_artifact(markdown=gate_summary(result), key=f"gate-{_artifact_key(result.comparison.run_b)}",
                                  description="scorelake gate of a new run against the run before it in its group")
         if not result.passed:
             get_run_logger().warning(gate_summary(result))
+    if delivery is not None and delivery.kept:
+        get_run_logger().error(f"{delivery.kept} alert(s) not delivered to the webhook ({delivery.last_error}): "
+                               "kept, and sent with the next run")
     return results
+
+
+def _outbox(warehouse: str, notify_url: str) -> Path:
+    """Where this machine keeps the alerts to a webhook about a warehouse that were not delivered yet
+    (under Prefect's home: the deployment's flow runs all run on the machine that serves it)."""
+    from prefect.settings import PREFECT_HOME
+
+    key = hashlib.sha256(f"{warehouse}\n{notify_url}".encode()).hexdigest()[:16]
+    return Path(PREFECT_HOME.value()) / "scorelake-alerts" / f"{key}.jsonl"
 
 
 def _artifact_key(run_id: str) -> str:

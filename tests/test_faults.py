@@ -265,3 +265,24 @@ def test_the_viewers_review_writes_refuse_what_they_cannot_store_and_never_read_
         server.terminate()
         _, stderr = server.communicate(timeout=30)
     assert "Traceback" not in stderr
+
+
+@pytest.mark.slow
+def test_a_first_ingest_killed_while_it_creates_the_tables_is_said_and_completed_by_a_write(tmp_path):
+    target = str(tmp_path / "wh")
+    killed = subprocess.run([SCORELAKE, "ingest", str(CONFORMANCE / BASELINE), "-w", target],
+                            env={**os.environ, "SCORELAKE_CRASH_AT": "create:4"}, capture_output=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL
+    reads = [["check"], ["rates"], ["sql", "SELECT count(*) FROM scenario_scores"], ["reviews"], ["log"],
+             ["policies"], ["latency"]]
+    for args in reads:
+        done = runner.invoke(app, [*args, "-w", target])
+        assert done.exit_code == 1, (args, done.output)
+        assert "the warehouse is incomplete" in done.output and "scorelake compact" in done.output, done.output
+        assert done.exception is None or isinstance(done.exception, SystemExit), (args, done.exception)
+    assert runner.invoke(app, ["compact", "-w", target]).exit_code == 0
+    for args in reads:
+        assert runner.invoke(app, [*args, "-w", target]).exit_code in (0, 2), args  # answers (2: no policy yet)
+    again = runner.invoke(app, ["ingest", str(CONFORMANCE / BASELINE), "-w", target])
+    assert again.exit_code == 0, again.output
+    assert scorelake.open(target).check().consistent

@@ -5,6 +5,7 @@ listed apart, not counted as broken), labels each domain's change by an exact Mc
 from __future__ import annotations
 
 import json
+import time
 import shutil
 
 import pytest
@@ -239,3 +240,81 @@ def test_tau2_end_states_broken_in_a_copy_are_found_and_gated(tmp_path):
     assert len(c.broken) == broke and whole["label"] == "regressed"
     assert not wh.gate("airline_before", "airline_after").passed
     assert wh.gate("airline_before", "airline_before").passed
+
+
+class _Webhook:
+    """A local webhook whose answer a test sets: a status, a hang, or a trickle of bytes."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        self.heard, self.behaviour = [], "ok"
+        hook = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if hook.behaviour == "hang":
+                    time.sleep(5)
+                    return
+                if hook.behaviour == "trickle":  # headers at once, then a byte every 0.2 s for ever
+                    self.send_response(200)
+                    self.send_header("Content-Length", "1000")
+                    self.end_headers()
+                    for _ in range(25):
+                        self.wfile.write(b".")
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                    return
+                status = 500 if hook.behaviour == "fail" else 200
+                if status == 200:
+                    hook.heard.append(body)
+                self.send_response(status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("behaviour", ["fail", "hang", "trickle", "down"])
+def test_an_alert_the_webhook_does_not_take_is_kept_and_sent_with_the_next_run(tmp_path, behaviour):
+    """A webhook that answers 500, hangs, trickles its answer or is down: each call ends within its
+    total deadline, is retried, and the alert is kept in the outbox; the next delivery, once the
+    webhook answers, sends the kept alert first, then the new one, and empties the outbox."""
+    from scorelake.transforms.pipeline import deliver
+
+    hook = _Webhook()
+    url = hook.url
+    if behaviour == "down":
+        hook.close()
+    else:
+        hook.behaviour = behaviour
+    outbox = tmp_path / "outbox.jsonl"
+    try:
+        started = time.monotonic()
+        first = deliver(url, [{"text": "run 1 regressed"}], outbox, deadline_s=1.0, attempts=2, backoff_s=0.05)
+        assert time.monotonic() - started < 6, "each call ends at its deadline"
+        assert (first.sent, first.kept) == (0, 1) and first.last_error
+        assert outbox.is_file()
+        if behaviour == "down":
+            hook = _Webhook()
+            url = hook.url
+        hook.behaviour = "ok"
+        second = deliver(url, [{"text": "run 2 regressed"}], outbox, deadline_s=1.0, attempts=2, backoff_s=0.05)
+        assert (second.sent, second.kept) == (2, 0)
+        assert [h["text"] for h in hook.heard] == ["run 1 regressed", "run 2 regressed"]
+        assert not outbox.exists()
+    finally:
+        hook.close()

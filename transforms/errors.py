@@ -50,6 +50,14 @@ class WarehouseMissing(ScorelakeError, FileNotFoundError):
     exit_code = 1
 
 
+class TableMissing(WarehouseMissing):
+    """A table of a warehouse that has others: its first write was cut short while creating them."""
+
+    def __init__(self, table: str, message: str):
+        super().__init__(message)
+        self.table = table
+
+
 class WarehouseBusy(ScorelakeError, RuntimeError):
     """Another process is writing the warehouse."""
 

@@ -3,8 +3,6 @@ and the scheduled refresh's gate of each new run against the run before it in it
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from typing import Sequence
 
 import duckdb
@@ -84,9 +82,6 @@ def regression_text(r: dict, broken: list[str]) -> str:
             + (f"; broken: {', '.join(broken)}" if broken else ""))
 
 
-def notify(url: str, result: GateResult, timeout_s: float = 10.0) -> None:
-    """POST the gate's result to a Slack-compatible incoming webhook (``text``, and the details)."""
-    body = json.dumps({"text": summary(result), "gate": result.as_json()}, default=str).encode()
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(request, timeout=timeout_s) as response:
-        response.read()
+def alert(result: GateResult) -> dict:
+    """A gate's result as a Slack-compatible incoming webhook's payload (``text``, and the details)."""
+    return {"text": summary(result), "gate": result.as_json()}

@@ -9,10 +9,10 @@ from contextlib import contextmanager, nullcontext
 from typing import Iterator
 
 from scorelake.transforms.errors import InvalidArgument, WarehouseBusy
-from scorelake.transforms.warehouse._tables import DB_FILE, TABLES, Tables
+from scorelake.transforms.warehouse._tables import CREATING, DB_FILE, TABLES, Tables
 
 # What a warehouse folder holds (a first write cut short leaves some of it).
-WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, ".lock", ".schemas", ".views.sha256", ".journal"}
+WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, CREATING, ".lock", ".schemas", ".views.sha256", ".journal"}
 
 
 def _ours(name: str) -> bool:

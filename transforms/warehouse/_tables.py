@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS, empty_frame
-from scorelake.transforms.errors import NotFound, WarehouseMissing
+from scorelake.transforms.errors import NotFound, TableMissing, WarehouseMissing
 from scorelake.transforms.warehouse._faults import crash_point
 
 TABLES = tuple(SCHEMAS)
@@ -31,6 +31,7 @@ TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} 
 COMMIT_RETRIES = 10
 STEP_KEY = "scorelake.step"  # commit metadata: which attempt of which write step made the commit
 DB_FILE = "scorelake.duckdb"  # local only: the view database (see _views)
+CREATING = ".creating"  # local only: see Tables.creating_marker
 
 
 def default_location() -> str:
@@ -80,13 +81,22 @@ class Tables:
         """The table's DeltaTable at ``version``, or at its latest version (kept loaded: bringing
         it up to date reads only the log entries since, where a fresh load replays the log)."""
         from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
 
-        if version is not None:
-            return DeltaTable(self.table_uri(table), version=version)
-        if table in self._loaded:
-            self._loaded[table].update_incremental()
-        else:
-            self._loaded[table] = DeltaTable(self.table_uri(table))
+        try:
+            if version is not None:
+                return DeltaTable(self.table_uri(table), version=version)
+            if table in self._loaded:
+                self._loaded[table].update_incremental()
+            else:
+                self._loaded[table] = DeltaTable(self.table_uri(table))
+        except TableNotFoundError:
+            if not self.exists():
+                raise WarehouseMissing(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)"
+                                       ) from None
+            raise TableMissing(table, f"{self.location}: table '{table}' is missing (the warehouse's first write was "
+                                      "cut short while it created the tables, or an older scorelake wrote it): "
+                                      "any write creates it, `scorelake compact` for one") from None
         return self._loaded[table]
 
     @property
@@ -104,9 +114,14 @@ class Tables:
 
         return DeltaTable.is_deltatable(self.table_uri("runs"))
 
-    def require(self) -> None:
+    def require(self, writing: bool = False) -> None:
+        """A warehouse to read (or, ``writing``, to write: a write completes an incomplete one)."""
         if not self.exists():
             raise WarehouseMissing(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)")
+        if self.is_local and not writing and self.creating_marker.exists():
+            raise WarehouseMissing(f"{self.location}: the warehouse is incomplete: a write was cut short while it "
+                                   "created the tables. Complete it with `scorelake compact` (or any write, such as "
+                                   "`scorelake ingest RUNS_DIR`)")
         if self.legacy_tables():
             raise WarehouseMissing(f"{self.location} is in scorelake's former table format: convert it with "
                                     "`scorelake migrate` (any write command does it too)")
@@ -116,6 +131,11 @@ class Tables:
         folder = self.root / "tables" if self.is_local else None
         return folder if folder and (folder / "runs").is_dir() else None
 
+    @property
+    def creating_marker(self) -> Path:
+        """Present while a write creates tables: a write killed then left the warehouse incomplete."""
+        return self.root / CREATING
+
     def schema_file(self, table: str) -> Path:
         return self.root / ".schemas" / f"{table}.parquet"
 
@@ -123,13 +143,17 @@ class Tables:
         """Create the tables this warehouse lacks. A table whose declared schema changed (a newer
         scorelake) is rewritten to it in one commit, new columns NULL."""
         from deltalake import DeltaTable
-        from deltalake.exceptions import DeltaError, TableNotFoundError
+        from deltalake.exceptions import DeltaError
 
         for table in TABLES:
             uri, declared = self.table_uri(table), delta_schema(table)
             try:
                 stored = self.delta_table(table).schema()
-            except TableNotFoundError:
+            except (TableMissing, WarehouseMissing):
+                if self.is_local:  # removed once every table and its schema file is there (see require)
+                    self.root.mkdir(parents=True, exist_ok=True)
+                    self.creating_marker.touch()
+                crash_point("create")
                 try:
                     DeltaTable.create(uri, declared, configuration=TABLE_CONFIG)
                 except DeltaError:  # created by another writer on object storage just now
@@ -140,6 +164,8 @@ class Tables:
                 rows = pl.concat([empty_frame(table), pl.read_delta(uri)], how="diagonal_relaxed")
                 self.write(table, rows, mode="overwrite", schema_mode="overwrite")
         self._write_schema_files()
+        if self.is_local:
+            self.creating_marker.unlink(missing_ok=True)
 
     def _write_schema_files(self) -> None:
         for table in TABLES if self.is_local else ():

@@ -22,7 +22,7 @@ import duckdb
 import polars as pl
 
 from scorelake.transforms.columns import empty_frame
-from scorelake.transforms.errors import InvalidArgument, NotFound, QueryLimitHit
+from scorelake.transforms.errors import InvalidArgument, NotFound, QueryLimitHit, TableMissing
 from scorelake.transforms.warehouse._faults import crash_point
 from scorelake.transforms.warehouse._history import CommitLog
 from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, Tables, sql_literal
@@ -192,15 +192,15 @@ class Views:
         """Per table, the files its view reads: its files at a version (default: the current one),
         or its schema file while it has none. (Not the schema file beside the files: files of two
         writers' layouts cost DuckDB its pruning, 5x on a rate view.)"""
-        from deltalake.exceptions import TableNotFoundError
-
         found = {}
         for table in TABLES:
             try:
-                found[table] = (self.tables.files(table, (versions or {}).get(table))
-                                or [self.tables.schema_file(table).as_posix()])
-            except TableNotFoundError:  # declared since an older scorelake wrote the warehouse: see _bound_in_memory
+                listed = self.tables.files(table, (versions or {}).get(table))
+            except TableMissing:  # declared since an older scorelake wrote the warehouse: see _bound_in_memory
                 continue
+            schema = self.tables.schema_file(table)
+            if listed or schema.exists():  # (no schema file yet: a first write cut short before it wrote them)
+                found[table] = listed or [schema.as_posix()]
         return found
 
     @staticmethod
@@ -336,7 +336,7 @@ class Views:
 
     def _bound_in_memory(self, as_of: str | None) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
         """An in-memory database with the views over each table at ``as_of``, and the local files they read."""
-        from deltalake.exceptions import DeltaError, TableNotFoundError
+        from deltalake.exceptions import DeltaError
 
         commit = self.log.as_of(as_of) if as_of else None
         versions = {**commit.table_versions, "commits": commit.version} if commit else {}
@@ -353,7 +353,7 @@ class Views:
                 for table in TABLES:
                     try:
                         con.register(f"stored_{table}", self._arrow_dataset(table, versions.get(table)))
-                    except TableNotFoundError:
+                    except TableMissing:
                         missing.append(table)
             for table in missing:  # declared by this scorelake, not yet created in a warehouse an older
                 # one wrote (its next write creates it): empty until then
