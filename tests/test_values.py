@@ -102,3 +102,20 @@ def test_control_characters_from_run_data_are_shown_not_obeyed(capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\r" not in out
     assert "eve\\x1b]0;owned\\x07" in out
+
+
+def test_reviews_and_sql_as_csv_are_spreadsheet_safe_and_their_tables_show_control_characters(tmp_path):
+    from tests.conftest import CONFORMANCE
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(CONFORMANCE / BASELINE)
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="eve\x1b[2J\x07",
+              note='=HYPERLINK("http://evil.example","click")')
+    for args in (["reviews", "--history", "--format", "csv"],
+                 ["sql", "SELECT reviewer, note FROM reviews", "--format", "csv"]):
+        out = runner.invoke(app, [*args, "-w", wh.location]).stdout
+        row = next(r for r in csv.DictReader(io.StringIO(out)) if r.get("note"))
+        assert row["note"].startswith("'=HYPERLINK"), (args, row)
+    for args in (["reviews", "--history"], ["log"]):
+        out = runner.invoke(app, [*args, "-w", wh.location]).stdout
+        assert "\x1b" not in out and "\x07" not in out and "eve\\x1b[2J\\x07" in out, (args, out)
