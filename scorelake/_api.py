@@ -503,6 +503,22 @@ class Warehouse:
                 self.run(run)
             return self._query("latency" if by == "domain" else "latency_scenarios", runs=list(runs) if runs else None)
 
+    def voice(self, runs: Sequence[str] | None = None, by: Literal["domain", "scenario"] = "domain",
+              policy: str = RECORDED) -> pl.DataFrame:
+        """The voice panel (``transforms.columns.VOICE_COLUMNS``): per run and domain (and the whole
+        run, ``(all)``) turn-taking from the speech segments, each direction's word error rate, the
+        key entities misheard, every rate with its event count, and the failed scenarios by cause
+        (recorded policy); or per scenario (``by="scenario"``) with its failure cause under ``policy``,
+        the worst heard first. NULL where a scenario holds nothing to measure, never zero."""
+        if by not in ("domain", "scenario"):
+            raise InvalidArgument(f"voice by '{by}': choose domain or scenario")
+        with self.connection():
+            for run in runs or ():
+                self.run(run)
+            if by == "domain":
+                return self._query("voice", runs=list(runs) if runs else None)
+            return self._query("voice_scenarios", runs=list(runs) if runs else None, policy_id=self.policy_id(policy))
+
     def turns(self, runs: Sequence[str] | str | None = None) -> pl.DataFrame:
         """Every turn of many scenarios at once (of ``runs``, default all), in order: run, scenario,
         domain, ordinal, role, text, timestamp, and an agent turn's response latency."""

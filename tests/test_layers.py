@@ -16,7 +16,7 @@ FLOORS = (
     ("scorelake.flows",),
     ("scorelake.transforms.pipeline",),
     ("scorelake.transforms.sources", "scorelake.transforms.scoring", "scorelake.transforms.judging",
-     "scorelake.transforms.analysis", "scorelake.transforms.render"),
+     "scorelake.transforms.analysis", "scorelake.transforms.render", "scorelake.transforms.voice"),
     ("scorelake.transforms.warehouse", "scorelake.transforms.columns", "scorelake.transforms.results",
      "scorelake.transforms.names", "scorelake.transforms.errors", "scorelake.transforms.keys", "scorelake.transforms.__init__"),
 )

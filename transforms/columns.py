@@ -21,6 +21,7 @@ class Column:
     name: str
     dtype: Any
     doc: str = ""
+    unit: str = ""
 
 
 Str, F64, I64, Bool = pl.String, pl.Float64, pl.Int64, pl.Boolean
@@ -124,6 +125,43 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     Column("raw_excluded", StrList),
 )
 
+# The voice panel's per-scenario facts (transforms/voice; README, "Voice"), beside the scenario's key
+# in the `voice` table: each with its unit and meaning, declared once for the views, the command line
+# and the README. NULL where a scenario's source holds nothing to measure it by, never zero.
+VOICE_COLUMNS: tuple[Column, ...] = (
+    Column("has_segments", Bool, doc="conversation_log.seglst.json held speech segments"),
+    Column("agent_talk_s", F64, "the agent's speech: the union of its segments", "s"),
+    Column("user_talk_s", F64, "the user's speech: the union of its segments", "s"),
+    Column("overlap_s", F64, "both speaking at once", "s"),
+    Column("silence_s", F64, "neither speaking, between the first segment's start and the last one's end", "s"),
+    Column("longest_silence_s", F64, "the longest time neither spoke", "s"),
+    Column("agent_talk_ratio", F64, "agent_talk_s / (agent_talk_s + user_talk_s)", "share"),
+    Column("agent_barge_ins", I64, "agent segments starting strictly inside a user segment", "count"),
+    Column("user_barge_ins", I64, "user segments starting strictly inside an agent segment", "count"),
+    Column("agent_words", I64, "words the agent spoke (its segments)", "count"),
+    Column("agent_wpm", F64, "the agent's words per minute of its own speech", "wpm"),
+    Column("user_turns", I64, "user turns that ended with the agent silent (tau2's response_total)", "count"),
+    Column("responses", I64, "of those, answered before the user spoke again", "count"),
+    Column("response_latency_s", F64, "mean time from a user turn's end to the agent's answer (tau2 L_R)", "s"),
+    Column("response_rate", F64, "responses / user_turns (tau2 R_R)", "share"),
+    Column("missed_user_turns", I64, "user turns the agent never answered before the user spoke again", "count"),
+    Column("interruptions", I64, "user segments starting while the agent spoke", "count"),
+    Column("yields", I64, "of those, the agent stopped within 2 s", "count"),
+    Column("yield_latency_s", F64, "mean time the agent took to stop, when it yielded (tau2 L_Y)", "s"),
+    Column("yield_rate", F64, "yields / interruptions (tau2 R_Y)", "share"),
+    Column("agent_interruption_rate", F64, "agent_barge_ins / user_turns (tau2 I_A)", "per turn"),
+    Column("user_to_agent_errors", I64, "word errors of what the agent's recognition heard of the user", "count"),
+    Column("user_to_agent_words", I64, "words the user simulator said (the reference)", "count"),
+    Column("user_to_agent_wer", F64, "user_to_agent_errors / user_to_agent_words", "share"),
+    Column("agent_to_user_errors", I64, "word errors of what the user simulator heard of the agent", "count"),
+    Column("agent_to_user_words", I64, "words the agent said (the reference)", "count"),
+    Column("agent_to_user_wer", F64, "agent_to_user_errors / agent_to_user_words", "share"),
+    Column("key_entities", I64, "numbers, codes and names the scenario gives (reference, DB assertions, "
+           "user instructions)", "count"),
+    Column("misheard_entities", I64, "key entities the user said that the agent did not hear as said", "count"),
+    Column("misheard_json", Str, "those entities, each with what the agent heard instead (JSON)"),
+)
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "runs": {
         "run_id": Str,
@@ -223,6 +261,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "judge_prompts": {  # each distinct judge system prompt once: the same long text opens every judge input
         "prompt_hash": Str,
         "system_prompt": Str,
+    },
+    "voice": {  # per scenario: turn-taking from its speech segments, what each side heard (VOICE_COLUMNS)
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        **{c.name: c.dtype for c in VOICE_COLUMNS},
     },
     "scores": {
         "run_id": Str,

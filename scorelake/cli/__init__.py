@@ -12,7 +12,8 @@ from scorelake.cli._app import app
 COMMANDS = (
     (_query.sql, None), (_query.rates, None), (_query.summary, None), (_compare.compare_runs, "compare"), (_compare.gate, None),
     (_query.history, None), (_compare.flaky, None), (_query.passk, None), (_query.report, None), (_query.check, None), (_query.log, None),
-    (_query.policies, None), (_latency.latency, None), (_latency.cost, None), (_evidence.show, None),
+    (_query.policies, None), (_latency.latency, None), (_latency.voice, None), (_latency.cost, None),
+    (_evidence.show, None),
     (_evidence.view, None), (_judges.judges, None),
     (_judges.compare_judges, "compare-judges"), (_write.ingest, None), (_write.rescore, None),
     (_judges.rejudge, None), (_review.review, None), (_review.reviews, None), (_write.compact, None),

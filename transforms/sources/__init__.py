@@ -20,7 +20,7 @@ from scorelake.transforms.sources._session import Session, Source
 from scorelake.transforms.sources.nemo import list_session, read_session
 from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, task_id_warnings
 
-EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts")
+EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts", "voice")
 
 __all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "LegacyTables", "SOURCES", "Session", "SessionTables", "Source",
            "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "open_regular", "printable", "read_session", "task_id_warnings",

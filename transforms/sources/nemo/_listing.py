@@ -16,6 +16,8 @@ KILLED_MARK = ".killed."
 # check_resume.py counts a sub-directory as a scenario when it holds any of these (run-format.md §14).
 SCENARIO_MARKERS = ("metrics.json", "bridge_log.txt", "scenario_config")
 RUN_FILES = ("run_args.json", "all_summary.txt")
+SEGMENTS_FILE = "conversation_log.seglst.json"  # who spoke when (the voice panel)
+USER_PROMPT_FILE = "scenario_config/user_prompt.txt"  # the user simulator's instructions (key entities)
 # Everything scoring reads from a scenario directory; a change to any of them changes the fingerprint.
 SCENARIO_INPUTS = (
     *SCENARIO_FILES.values(),
@@ -23,11 +25,13 @@ SCENARIO_INPUTS = (
     "final_agent_response.json",
     "bot_logs_agent/llm_context.json",
     "bot_logs_user/llm_context.json",
+    SEGMENTS_FILE,
+    USER_PROMPT_FILE,
 )
 # Part of a session's fingerprint: a reader that extracts more from the same files re-reads sessions
 # an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input;
-# 4: the definition's lineage; 5: where each tool call falls in the transcript).
-NEMO_READER_VERSION = "5"
+# 4: the definition's lineage; 5: where each tool call falls in the transcript; 6: the voice panel).
+NEMO_READER_VERSION = "6"
 
 METRICS_AT = SCENARIO_INPUTS.index("metrics.json")
 

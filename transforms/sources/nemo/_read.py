@@ -40,6 +40,8 @@ from scorelake.transforms.sources._files import (
 )
 from scorelake.transforms.sources._session import Session, stat_token
 from scorelake.transforms.sources.nemo._listing import (
+    SEGMENTS_FILE,
+    USER_PROMPT_FILE,
     list_session,
     scenario_fingerprint,
     session_fingerprint,
@@ -53,12 +55,11 @@ from scorelake.transforms.sources.nemo.columns import (
     Derived,
     definition_parts,
 )
+from scorelake.transforms.voice import key_entities, voice_row
 
 PREDICTION_FILE = "final_agent_response.json"
 DEFAULT_RUN_GROUP = "default"
 DEFAULT_REFERENCE_FILE = "reference_answer.json"
-
-_MODELS = {"metrics": MetricsFile, "judge": JudgeResultFile, "metadata": MetadataFile}
 
 
 def parse_db_hash_file(data: bytes, file: str) -> dict[str, str | None]:
@@ -170,6 +171,27 @@ def _verdict_rows(src: ScenarioSource) -> list[dict[str, Any]]:
     return rows
 
 
+def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], warnings: list[str],
+                seen: dict[str, str]) -> list[dict]:
+    """The scenario's ``voice`` row: turn-taking from its speech segments, what each side heard
+    (evidence: a file that cannot be read is a warning, the scenario is scored all the same)."""
+    folder, root = os.fspath(src.dir), src.run.session.path
+    try:
+        segments = load_json_if_present(f"{folder}/{SEGMENTS_FILE}", root, seen=seen)
+    except BadInput as err:
+        warnings.append(f"{src.dir.name}: speech segments not measured: {err}")
+        segments = None
+    try:
+        instructions = read_bytes(f"{folder}/{USER_PROMPT_FILE}", root, missing_ok=True, seen=seen)
+    except BadInput:
+        instructions = None  # an empty or unreadable prompt names no entity
+    reference = None if src.reference is MISSING else src.reference
+    entities = key_entities(reference, src.metadata.db_state_assertions,
+                            instructions.decode("utf-8", "replace") if instructions else None)
+    row = voice_row(key, segments, contexts["agent"], contexts["user"], entities)
+    return [row] if row else []
+
+
 def _seen_or_stat(seen: dict[str, str]) -> Callable[[str], str]:
     """A file's stat token as a read saw it, else as a stat sees it (a file no read opened)."""
     return lambda path: seen[path] if path in seen else stat_token(path)
@@ -250,6 +272,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     }
     evidence["judge_inputs"], evidence["judge_prompts"] = (judge_input_rows(key, docs["judge"], metadata.nl_assertions)
                                                            if isinstance(docs.get("judge"), dict) else ([], []))
+    evidence["voice"] = _voice_rows(key, src, contexts, warnings, seen)
     verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
     # never None: metrics.json was read, so the folder is a scenario
     src.fingerprint = scenario_fingerprint(root, scenario_dir.name, _seen_or_stat(seen))

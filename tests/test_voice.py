@@ -1,0 +1,234 @@
+"""The voice panel: turn-taking from the speech segments, what each side heard (WER) and the key
+entities misheard, each checked against numbers worked out by hand; then the same on edited copies
+of a conformance session, through ingest, the `scenario_voice` view, `scorelake voice` and the API."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.cli import app
+from scorelake.transforms.voice import (
+    Segment,
+    edit_distance,
+    heard_facts,
+    key_entities,
+    turn_taking,
+    words,
+)
+from tests.conftest import BASELINE, CONFORMANCE
+
+runner = CliRunner()
+
+
+def count(text: str) -> int:
+    return len(words(text))
+
+
+def test_turn_taking_of_segments_worked_out_by_hand():
+    # agent 0-4 ("one two three four five six"), user 3-6 (barges in at 3, inside the agent's 0-4),
+    # agent 8-10, user 9.5-12 (barges in at 9.5; the agent stops at 10: yields in 0.5 s),
+    # user 15-16 (nobody answers before the user's next turn at 20), user 20-21, agent 21.5-23
+    segments = [Segment("agent", 0, 4, "one two three four five six"), Segment("user", 3, 6, "wait"),
+                Segment("agent", 8, 10, "a b"), Segment("user", 9.5, 12, "no"), Segment("user", 15, 16, "hello"),
+                Segment("user", 20, 21, "hello again"), Segment("agent", 21.5, 23, "yes")]
+    facts = turn_taking(segments, count)
+    assert facts["agent_talk_s"] == pytest.approx(4 + 2 + 1.5)
+    assert facts["user_talk_s"] == pytest.approx(3 + 2.5 + 1 + 1)
+    assert facts["overlap_s"] == pytest.approx(1 + 0.5)
+    # speech of anyone: 0-6, 8-12, 15-16, 20-21, 21.5-23: gaps 2, 3, 4, 0.5
+    assert facts["silence_s"] == pytest.approx(9.5) and facts["longest_silence_s"] == pytest.approx(4)
+    assert facts["agent_talk_ratio"] == pytest.approx(7.5 / 15)
+    assert (facts["agent_barge_ins"], facts["user_barge_ins"]) == (0, 2)
+    assert facts["agent_wpm"] == pytest.approx(9 / (7.5 / 60))
+    # user turns ending with the agent silent: at 6 (answered at 8), 12 (not: the user speaks at 15),
+    # 16 (not: the user speaks again at 20), 21 (answered at 21.5)
+    assert (facts["user_turns"], facts["responses"], facts["missed_user_turns"]) == (4, 2, 2)
+    assert facts["response_latency_s"] == pytest.approx((2 + 0.5) / 2) and facts["response_rate"] == 0.5
+    # interruptions: at 3 (the agent talks on to 4: yields in 1 s) and at 9.5 (stops at 10: 0.5 s)
+    assert facts["interruptions"] == 2 and facts["yield_rate"] == 1.0
+    assert facts["yield_latency_s"] == pytest.approx(0.75)
+    assert facts["agent_interruption_rate"] == 0.0
+
+
+def test_an_agent_that_talks_over_the_user_and_does_not_yield():
+    segments = [Segment("user", 0, 5, "x"), Segment("agent", 2, 9, "y"), Segment("user", 6, 7, "stop")]
+    facts = turn_taking(segments, count)
+    assert facts["agent_barge_ins"] == 1 and facts["user_barge_ins"] == 1
+    assert facts["interruptions"] == 1 and facts["yield_rate"] == 0.0 and facts["yield_latency_s"] is None
+    # the user's turns end at 5 and 7, the agent speaking both times: no response event
+    assert facts["user_turns"] == 0 and facts["response_rate"] is None and facts["agent_interruption_rate"] is None
+
+
+def test_words_as_wer_counts_them():
+    assert words("TC-55678, don't 'quote' it’s O'Brien 3.5") == ["tc", "55678", "don't", "quote", "it's", "o'brien",
+                                                                   "3", "5"]
+    assert words("  ") == []
+
+
+def _levenshtein(a: list[str], b: list[str]) -> int:
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
+        previous = current
+    return previous[-1]
+
+
+def test_the_bit_parallel_edit_distance_is_levenshteins():
+    rng = random.Random(7)
+    for _ in range(2000):
+        a = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
+        b = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
+        assert edit_distance(a, b) == _levenshtein(a, b)
+    assert edit_distance("the cat sat".split(), "the bat sat down".split()) == 2
+
+
+def test_what_each_side_heard_worked_out_by_hand():
+    agent_context = [{"role": "system", "content": "You are Lisa."}, {"role": "user", "content": "Hello"},
+                     {"role": "assistant", "content": "Hi, how can I help?"},
+                     {"role": "user", "content": "my code is TC 55687"},  # heard: two digits swapped
+                     {"role": "assistant", "content": "Thanks."}]
+    user_context = [{"role": "system", "content": "You are Kevin."}, {"role": "user", "content": "(conversation start)"},
+                    {"role": "user", "content": "Hi how can I help"},  # heard: "?" and "," are no words
+                    {"role": "assistant", "content": "My code is TC-55678."},
+                    {"role": "user", "content": "Thanks"}]
+    facts = heard_facts(agent_context, user_context, key_entities(None, None, "Your code is TC-55678."))
+    # user said: my code is tc 55678 (5 words); the agent heard: my code is tc 55687: 1 substitution
+    assert (facts["user_to_agent_errors"], facts["user_to_agent_words"]) == (1, 5)
+    assert facts["user_to_agent_wer"] == pytest.approx(0.2)
+    # the agent said: hi how can i help thanks (6); the user heard the same (the cues left out)
+    assert (facts["agent_to_user_errors"], facts["agent_to_user_words"]) == (0, 6)
+    assert json.loads(facts["misheard_json"]) == [{"entity": "tc 55678", "heard": "tc 55687"}]
+
+
+def test_an_empty_or_absent_context_is_no_error_rate():
+    facts = heard_facts([], None, [])
+    assert facts["user_to_agent_wer"] is None and facts["agent_to_user_wer"] is None
+    assert facts["misheard_json"] is None
+
+
+def test_key_entities_are_numbers_codes_and_names_the_scenario_gives():
+    reference = {"actions": [{"name": "modify_order", "arguments": {"order_id": "#W2378156", "city": "Philadelphia"}}]}
+    assertions = [{"func_name": "check", "arguments": {"user": "Yusuf Rossi", "flag": True}}]
+    found = key_entities(reference, assertions, "Call about order #W2378156; zip 19122.")
+    assert found == ["w2378156", "philadelphia", "yusuf rossi", "19122"]
+
+
+INVENTOR, LIGHT = "qa__telephone_inventor", "qa__speed_of_light"
+
+
+def _edit_json(path, edit) -> None:
+    path.chmod(0o644)
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory):
+    """The baseline session with, in qa__telephone_inventor, the user's second turn moved to start
+    at 17.0 s (inside the agent's 14.809-17.619) and the agent's last turn run on to 38.5 s (past the
+    user's start at 37.655), and "Yes, that's right." heard by the agent as "Yes, that's wrong.";
+    in qa__speed_of_light, a code the user is told (TC-55678) said by the user and heard by the
+    agent as TC 55687."""
+    runs = tmp_path_factory.mktemp("voice") / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    inventor, light = runs / BASELINE / INVENTOR, runs / BASELINE / LIGHT
+    original = json.loads((inventor / "conversation_log.seglst.json").read_text())
+
+    def shift(segments):
+        segments[3]["start_time"] = 17.0
+        segments[6]["end_time"] = 38.5
+
+    _edit_json(inventor / "conversation_log.seglst.json", shift)
+    _edit_json(inventor / "bot_logs_agent" / "llm_context.json", lambda context: [
+        m.update(content="Yes, that's wrong.") for m in context if m.get("content") == "Yes, that's right."])
+    _edit_json(light / "bot_logs_user" / "llm_context.json",
+               lambda context: context.append({"role": "assistant", "content": "My code is TC-55678."}))
+    _edit_json(light / "bot_logs_agent" / "llm_context.json",
+               lambda context: context.append({"role": "user", "content": "My code is TC 55687"}))
+    prompt = light / "scenario_config" / "user_prompt.txt"
+    prompt.chmod(0o644)
+    prompt.write_text(prompt.read_text() + "\nYour code is TC-55678.\n")
+    wh = scorelake.open(runs.parent / "wh")
+    wh.ingest(runs)
+    return wh, original
+
+
+def test_the_voice_view_of_the_edited_copies_holds_the_numbers_worked_out_by_hand(edited):
+    wh, seg = edited
+    rows = {r["scenario_name"]: r for r in wh.sql(f"SELECT * FROM scenario_voice WHERE run_id = '{BASELINE}'").to_dicts()}
+    assert len(rows) == 14
+    inventor = rows[INVENTOR]
+    t = [(s["start_time"], s["end_time"]) for s in seg]  # agent 0, 2, 4, 6; user 1, 3, 5, 7
+    agent = (t[0][1] - t[0][0]) + (t[2][1] - t[2][0]) + (t[4][1] - t[4][0]) + (38.5 - t[6][0])
+    user = (t[1][1] - t[1][0]) + (t[3][1] - 17.0) + (t[5][1] - t[5][0]) + (t[7][1] - t[7][0])
+    assert inventor["agent_talk_s"] == pytest.approx(agent) and inventor["user_talk_s"] == pytest.approx(user)
+    assert inventor["overlap_s"] == pytest.approx((t[2][1] - 17.0) + (38.5 - t[7][0]))
+    assert (inventor["user_barge_ins"], inventor["agent_barge_ins"]) == (2, 0)
+    assert (inventor["interruptions"], inventor["yields"]) == (2, 2) and inventor["yield_rate"] == 1.0
+    assert inventor["yield_latency_s"] == pytest.approx(((t[2][1] - 17.0) + (38.5 - t[7][0])) / 2)
+    # the user's turns end at 13.754 (answered 14.809), 20.770 (21.995), 28.666 (30.672), 39.805 (never)
+    assert (inventor["user_turns"], inventor["responses"], inventor["missed_user_turns"]) == (4, 3, 1)
+    assert inventor["response_latency_s"] == pytest.approx(((t[2][0] - t[1][1]) + (t[4][0] - t[3][1])
+                                                            + (t[6][0] - t[5][1])) / 3)
+    # the user said 13 + 3 + 4 + 5 = 25 words ("hi ask a question to the ai agent and wait for the
+    # answer", "yes that's right", "okay go ahead please", "no i think that's everything"); the agent
+    # heard one of them otherwise
+    assert (inventor["user_to_agent_errors"], inventor["user_to_agent_words"]) == (1, 25)
+    assert inventor["user_to_agent_wer"] == pytest.approx(1 / 25) and inventor["agent_to_user_wer"] == 0
+    light = rows[LIGHT]
+    assert json.loads(light["misheard_json"]) == [{"entity": "tc 55678", "heard": "tc 55687"}]
+    assert light["misheard_entities"] == 1 and light["user_to_agent_errors"] == 1
+    untouched = rows["tau2_retail__21"]
+    assert untouched["user_to_agent_wer"] == 0 and untouched["overlap_s"] == 0
+
+
+def test_each_failed_scenario_gets_one_cause_and_the_run_counts_them(edited):
+    wh, _ = edited
+    per = {r["scenario_name"]: r for r in wh.voice([BASELINE], by="scenario").to_dicts()}
+    assert per[LIGHT]["failure_cause"] == "transcription" and "tc 55678" in per[LIGHT]["failure_evidence"]
+    assert per[INVENTOR]["failure_cause"] == "judge"  # its judge failed: the verdict says nothing of the agent
+    assert per["restaurant__burger_spicy_feast"]["failure_cause"] == "stall"
+    assert per["restaurant__pizza_veggie_combo"]["failure_cause"] is None  # passed
+    failed = wh.scenarios(run=BASELINE).filter(~pl.col("is_successful")).height
+    whole = wh.voice([BASELINE]).filter(pl.col("domain") == "(all)").row(0, named=True)
+    causes = ("transcription", "turn_taking", "stall", "judge", "logic")
+    assert whole["failed"] == failed == sum(whole[f"failed_{c}"] for c in causes)
+    assert whole["failed_transcription"] == 1 and whole["failed_judge"] == 1
+
+
+def test_scorelake_voice_shows_the_panel_with_a_dash_below_ten_events(edited):
+    wh, _ = edited
+    table = runner.invoke(app, ["voice", "-w", wh.location])
+    assert table.exit_code == 0, table.output
+    qa = next(line for line in table.stdout.splitlines() if " qa " in f" {line} ")
+    assert "\u2014" in qa  # the qa domain's response rate rests on fewer than 10 user turns
+    assert "transcription=1" in table.stdout
+    as_json = runner.invoke(app, ["voice", "-w", wh.location, "--format", "json"])
+    whole = next(r for r in json.loads(as_json.stdout) if r["domain"] == "(all)")
+    assert whole["user_turns"] >= 10 and whole["response_rate"] == pytest.approx(whole["responses"] / whole["user_turns"])
+    by_scenario = runner.invoke(app, ["voice", "-w", wh.location, "--by", "scenario", "--format", "csv"])
+    assert by_scenario.exit_code == 0 and by_scenario.stdout.count("\n") == 15
+
+
+def test_a_scenario_without_segments_or_contexts_is_null_not_zero(tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    (runs / BASELINE / INVENTOR / "conversation_log.seglst.json").unlink()
+    for side in ("agent", "user"):
+        path = runs / BASELINE / INVENTOR / f"bot_logs_{side}" / "llm_context.json"
+        path.chmod(0o644)
+        path.write_text("[]")
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(runs)
+    row = wh.sql(f"SELECT * FROM scenario_voice WHERE scenario_name = '{INVENTOR}'").row(0, named=True)
+    assert row["overlap_s"] is None and row["agent_talk_s"] is None and row["user_to_agent_wer"] is None

@@ -1,0 +1,25 @@
+"""The voice in voice agent: turn-taking from a conversation's speech segments (``_speech``) and
+what each side heard (``_heard``), per scenario, as pure functions of the parsed files. A source
+calls ``voice_row`` while it reads a scenario; the warehouse's ``voice`` table holds the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scorelake.transforms.voice._heard import CUES, edit_distance, heard_facts, key_entities, misheard, spoken, words
+from scorelake.transforms.voice._speech import Segment, segments_of, turn_taking, union
+
+
+def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any, entities: list[str]) -> dict | None:
+    """A scenario's ``voice`` row (``key``: its run_id, generation and scenario_name), or None when it
+    has neither speech segments nor an LLM context to measure."""
+    segments = segments_of(seglst)
+    if segments is None and not isinstance(agent_context, list) and not isinstance(user_context, list):
+        return None
+    spoken_facts = turn_taking(segments, lambda text: len(words(text))) if segments else {}
+    return {**key, "has_segments": segments is not None, **spoken_facts,
+            **heard_facts(agent_context, user_context, entities)}
+
+
+__all__ = ["CUES", "Segment", "edit_distance", "heard_facts", "key_entities", "misheard", "segments_of", "spoken",
+           "turn_taking", "union", "voice_row", "words"]

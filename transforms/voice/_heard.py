@@ -1,0 +1,181 @@
+"""What each side heard: the words one bot's LLM said against the words the other bot's speech
+recognition gave its LLM, as a word error rate over the whole conversation, and the key entities
+(numbers, codes, names) the user said that the agent did not hear as said.
+
+Text is lower-cased; every character that is not a letter or a digit (``str.isalnum``) becomes a
+space, except an apostrophe between two such characters (``don't``); words are what whitespace
+separates (so ``TC-55678`` is two words); a typographic apostrophe (’) counts as one ('). WER = word edit distance (substitutions, deletions,
+insertions) / reference words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# The messages nobody spoke: the text the pipeline gives a bot to start it, the first ``user``
+# message of its LLM context. The agent's: upstream's bridge sends it "Hello" a second after it
+# connects (``send_kickoff``: ``send_text_to_agent("Hello")``, nemo_voice_agent/evaluation/bridge.py);
+# the user simulator's context opens with "(conversation start)" (its LLM needs a user turn first).
+CUES = {"agent": ("Hello",), "user": ("(conversation start)",)}
+_APOSTROPHES = "'\u2019"
+
+
+def words(text: str) -> list[str]:
+    """``text`` as the words WER counts (see the module's docstring)."""
+    out = []
+    for i, char in enumerate(text):
+        if char.isalnum():
+            out.append(char.lower())
+        elif (char in _APOSTROPHES and 0 < i < len(text) - 1 and text[i - 1].isalnum()
+              and text[i + 1].isalnum()):
+            out.append("'")
+        else:
+            out.append(" ")
+    return "".join(out).split()
+
+
+def edit_distance(reference: list[str], hypothesis: list[str]) -> int:
+    """Word-level Levenshtein distance, bit-parallel (Myers 1999, Hyyrö's formulation): one pass over
+    the hypothesis with the reference as bit vectors, so a conversation of thousands of words costs
+    a few milliseconds."""
+    m = len(reference)
+    if m == 0:
+        return len(hypothesis)
+    match: dict[str, int] = {}
+    for i, word in enumerate(reference):
+        match[word] = match.get(word, 0) | (1 << i)
+    mask, top = (1 << m) - 1, 1 << (m - 1)
+    positive, negative, distance = mask, 0, m
+    for word in hypothesis:
+        eq = match.get(word, 0)
+        vertical = eq | negative
+        horizontal = (((eq & positive) + positive) ^ positive) | eq
+        up = negative | ~(horizontal | positive)
+        down = positive & horizontal
+        if up & top:
+            distance += 1
+        elif down & top:
+            distance -= 1
+        up = (up << 1) | 1
+        down <<= 1
+        positive = (down | ~(vertical | up)) & mask
+        negative = up & vertical & mask
+    return distance
+
+
+def _content(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # parts: the text ones
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def spoken(context: Any, role: str, side: str) -> list[str] | None:
+    """The texts of ``role`` messages of one bot's LLM context (``side``: whose context), in order,
+    less the pipeline's cue that opens it; None when the context is absent or holds none."""
+    if not isinstance(context, list):
+        return None
+    texts = [_content(m) for m in context if isinstance(m, dict) and m.get("role") == role]
+    texts = [t for t in texts if t.strip()]
+    if role == "user" and texts and texts[0].strip() in CUES[side]:
+        texts = texts[1:]
+    return texts or None
+
+
+def error_rate(said: list[str] | None, heard: list[str] | None) -> tuple[int | None, int | None]:
+    """(word errors, reference words) of what was heard against what was said; (None, None) when
+    either side is unknown."""
+    if not said or not heard:
+        return None, None
+    reference = [w for text in said for w in words(text)]
+    hypothesis = [w for text in heard for w in words(text)]
+    if not reference:
+        return None, None
+    return edit_distance(reference, hypothesis), len(reference)
+
+
+_NOT_SAID = {"action_type", "func_name", "side"}  # what the scenario names a tool or a side by, never said
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    """Every string and number in ``value`` (an action's tool ``name`` and the keys above left out)."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append(str(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key not in _NOT_SAID and not (key == "name" and "arguments" in value):
+                _strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out)
+
+
+def key_entities(reference: Any, assertions: Any, instructions: str | None) -> list[str]:
+    """The scenario's key entities, as word sequences joined by spaces, first seen first: every word
+    with a digit in its user instructions, reference answer and DB assertions, and every value of at
+    most four words of the reference answer and the DB assertions' arguments that holds a digit or a
+    capitalised word (a name)."""
+    values: list[str] = []
+    _strings(reference, values)
+    for assertion in assertions or []:
+        if isinstance(assertion, dict):
+            _strings(assertion.get("arguments"), values)
+    found: dict[str, None] = {}
+    for value in values:
+        said = words(value)
+        if 0 < len(said) <= 4 and (any(c.isdigit() for c in value) or re.search(r"\b[A-Z][a-z]", value)):
+            found[" ".join(said)] = None
+    for text in [instructions or "", *values]:
+        for token in re.findall(r"[A-Za-z0-9][A-Za-z0-9'\-./]*[A-Za-z0-9]|\d", text):
+            if any(c.isdigit() for c in token):
+                found[" ".join(words(token))] = None
+    return [entity for entity in found if entity]
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def misheard(entities: list[str], said: list[str] | None, heard: list[str] | None) -> list[dict] | None:
+    """The key entities the user said and the agent did not hear as said, each with what it heard
+    instead (the words of the agent's input closest to it); None when either side is unknown."""
+    if not said or not heard:
+        return None
+    said_words = [w for text in said for w in words(text)]
+    heard_words = [w for text in heard for w in words(text)]
+    found = []
+    for entity in entities:
+        wanted = entity.split()
+        if not _contains(said_words, wanted) or _contains(heard_words, wanted):
+            continue
+        n = len(wanted)
+        windows = [heard_words[i:i + n] for i in range(max(len(heard_words) - n + 1, 1))]
+        closest = min(windows, key=lambda w: (edit_distance(wanted, w), windows.index(w)))
+        found.append({"entity": entity, "heard": " ".join(closest) or None})
+    return found
+
+
+def heard_facts(agent_context: Any, user_context: Any, entities: list[str]) -> dict[str, Any]:
+    """Per scenario: both directions' word errors and reference words, their WER, and the key
+    entities misheard (``VOICE_METRICS`` names)."""
+    user_said, agent_heard = spoken(user_context, "assistant", "user"), spoken(agent_context, "user", "agent")
+    agent_said, user_heard = spoken(agent_context, "assistant", "agent"), spoken(user_context, "user", "user")
+    to_agent, to_agent_words = error_rate(user_said, agent_heard)
+    to_user, to_user_words = error_rate(agent_said, user_heard)
+    missed = misheard(entities, user_said, agent_heard)
+    return {
+        "user_to_agent_errors": to_agent, "user_to_agent_words": to_agent_words,
+        "user_to_agent_wer": to_agent / to_agent_words if to_agent_words else None,
+        "agent_to_user_errors": to_user, "agent_to_user_words": to_user_words,
+        "agent_to_user_wer": to_user / to_user_words if to_user_words else None,
+        "key_entities": len(entities),
+        "misheard_json": None if missed is None else json.dumps(missed),
+        "misheard_entities": None if missed is None else len(missed),
+    }

@@ -1,0 +1,140 @@
+"""Turn-taking from a conversation's speech segments (``conversation_log.seglst.json``): who spoke
+when, as pure functions of the segments. A speaker's speech is the union of its segments'
+``[start, end]`` intervals.
+
+tau2's interaction metrics (``docs/interaction-metrics.md``) are defined on 200 ms ticks with the
+user simulator's turn-taking decisions; here they are adapted to segments (README, "Voice"): every
+user segment is a user turn, a segment starting strictly inside the other speaker's segment is an
+interruption, and there are no backchannels, vocal tics or non-directed speech to tell apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+YIELD_WINDOW_S = 2.0  # tau2's no_yield_window_sec: an agent still talking 2 s into an interruption did not yield
+AGENT, USER = "agent", "user"
+
+
+@dataclass(frozen=True)
+class Segment:
+    speaker: str
+    start: float
+    end: float
+    words: str = ""
+
+
+def segments_of(doc: Any) -> list[Segment] | None:
+    """The segments of a parsed ``conversation_log.seglst.json`` (None when it holds none that can
+    be read: not a list, or no segment of the agent or user with a start and end in order)."""
+    if not isinstance(doc, list):
+        return None
+    found = []
+    for item in doc:
+        if not isinstance(item, dict) or item.get("speaker") not in (AGENT, USER):
+            continue
+        start, end = item.get("start_time"), item.get("end_time")
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and abs(t) < 1e9
+                   for t in (start, end)) or end < start:
+            continue
+        found.append(Segment(item["speaker"], float(start), float(end), str(item.get("words") or "")))
+    return sorted(found, key=lambda s: (s.start, s.end)) or None
+
+
+def union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Overlapping or touching intervals merged, in order."""
+    merged: list[list[float]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(s, e) for s, e in merged]
+
+
+def _length(intervals: list[tuple[float, float]]) -> float:
+    return sum(e - s for s, e in intervals)
+
+
+def _intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """The total length both unions cover (two ordered lists of disjoint intervals)."""
+    total, i, j = 0.0, 0, 0
+    while i < len(a) and j < len(b):
+        low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        total += max(0.0, high - low)
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def _inside(t: float, segments: list[Segment]) -> Segment | None:
+    """The segment ``t`` lies strictly inside (``start < t < end``), if any."""
+    return next((s for s in segments if s.start < t < s.end), None)
+
+
+def _speaking_at(t: float, segments: list[Segment]) -> bool:
+    return any(s.start <= t < s.end for s in segments)
+
+
+def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
+    """The per-scenario turn-taking facts (``VOICE_METRICS`` names) of a conversation's segments;
+    ``word_count(text)`` counts a segment's words."""
+    agent = [s for s in segments if s.speaker == AGENT]
+    user = [s for s in segments if s.speaker == USER]
+    agent_speech = union((s.start, s.end) for s in agent)
+    user_speech = union((s.start, s.end) for s in user)
+    anyone = union([*agent_speech, *user_speech])
+    gaps = [b[0] - a[1] for a, b in pairwise(anyone)]
+    agent_talk, user_talk = _length(agent_speech), _length(user_speech)
+
+    responses, missed = [], 0  # response events: user turns that ended with the agent silent
+    for turn in user:
+        if _speaking_at(turn.end, agent) or _inside(turn.end, user):
+            continue  # the agent talks at its end, or the user's speech goes on: no turn to answer yet
+        answer = next((s.start for s in agent if s.start >= turn.end), None)
+        next_user = next((s.start for s in user if s.start > turn.end), None)
+        if answer is not None and (next_user is None or answer < next_user):
+            responses.append(answer - turn.end)
+        else:
+            missed += 1
+    yields, no_yields = [], 0  # yield events: the user starting while the agent speaks
+    for turn in user:
+        talking = _inside(turn.start, agent)
+        if talking is None:
+            continue
+        if talking.end - turn.start <= YIELD_WINDOW_S:
+            yields.append(talking.end - turn.start)
+        else:
+            no_yields += 1
+    agent_barge_ins = sum(1 for s in agent if _inside(s.start, user))
+    user_barge_ins = sum(1 for s in user if _inside(s.start, agent))
+    turns = len(responses) + missed
+    agent_words = sum(word_count(s.words) for s in agent)
+    return {
+        "agent_talk_s": agent_talk,
+        "user_talk_s": user_talk,
+        "overlap_s": _intersection(agent_speech, user_speech),
+        "silence_s": sum(gaps),
+        "longest_silence_s": max(gaps, default=0.0),
+        "agent_talk_ratio": agent_talk / (agent_talk + user_talk) if agent_talk + user_talk > 0 else None,
+        "agent_barge_ins": agent_barge_ins,
+        "user_barge_ins": user_barge_ins,
+        "agent_words": agent_words,
+        "agent_wpm": agent_words / (agent_talk / 60) if agent_talk > 0 else None,
+        "user_turns": turns,
+        "responses": len(responses),
+        "response_latency_s": sum(responses) / len(responses) if responses else None,
+        "response_rate": len(responses) / turns if turns else None,
+        "missed_user_turns": missed,
+        "interruptions": len(yields) + no_yields,
+        "yields": len(yields),
+        "yield_latency_s": sum(yields) / len(yields) if yields else None,
+        "yield_rate": len(yields) / (len(yields) + no_yields) if yields or no_yields else None,
+        "agent_interruption_rate": agent_barge_ins / turns if turns else None,
+    }
