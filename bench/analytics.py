@@ -3,7 +3,8 @@
 
     python bench/analytics.py --scenarios 100000 --baseline 12abd2c
 
-- ``latency`` (by domain and by scenario) against ``rates`` on the same warehouse;
+- ``latency`` (by domain and by scenario) against ``rates`` on the same warehouse, and the voice
+  panel (``voice``, by domain and by scenario) against ``latency``;
 - searching every run's transcripts, judge reasons and tool calls for a phrase (``show --grep`` and
   the viewer's query);
 - ``compare`` and ``gate`` of a run against a re-run of it (the store's first session copied, the
@@ -113,6 +114,7 @@ def main() -> None:
     for name, command, env in (
             ("rates", ["rates"], here), ("latency", ["latency"], here),
             ("latency_by_scenario", ["latency", "--by", "scenario"], here),
+            ("voice", ["voice"], here), ("voice_by_scenario", ["voice", "--by", "scenario"], here),
             ("compare", ["compare", *pair], here), ("gate", ["gate", *pair], here),
             ("compare_baseline", ["compare", *pair], there),
             ("search_every_run", ["show", "--grep", SEARCHED], here)):
@@ -125,6 +127,9 @@ def main() -> None:
     median = lambda name: results[name]["median_s"]  # noqa: E731
     results["ratios"] = {"latency_vs_rates": median("latency") / median("rates"),
                          "latency_by_scenario_vs_rates": median("latency_by_scenario") / median("rates"),
+                         "voice_vs_latency": median("voice") / median("latency"),
+                         "voice_by_scenario_vs_latency_by_scenario":
+                             median("voice_by_scenario") / median("latency_by_scenario"),
                          "compare_vs_baseline_compare": median("compare") / median("compare_baseline"),
                          "gate_vs_baseline_compare": median("gate") / median("compare_baseline")}
     args.out.write_text(json.dumps(results, indent=2))

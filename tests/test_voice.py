@@ -100,7 +100,7 @@ def test_what_each_side_heard_worked_out_by_hand():
                     {"role": "user", "content": "Hi how can I help"},  # heard: "?" and "," are no words
                     {"role": "assistant", "content": "My code is TC-55678."},
                     {"role": "user", "content": "Thanks"}]
-    facts = heard_facts(agent_context, user_context, key_entities(None, None, "Your code is TC-55678."))
+    facts = heard_facts(agent_context, user_context, lambda: key_entities(None, None, "Your code is TC-55678."))
     # user said: my code is tc 55678 (5 words); the agent heard: my code is tc 55687: 1 substitution
     assert (facts["user_to_agent_errors"], facts["user_to_agent_words"]) == (1, 5)
     assert facts["user_to_agent_wer"] == pytest.approx(0.2)
@@ -110,7 +110,7 @@ def test_what_each_side_heard_worked_out_by_hand():
 
 
 def test_an_empty_or_absent_context_is_no_error_rate():
-    facts = heard_facts([], None, [])
+    facts = heard_facts([], None, lambda: pytest.fail("no entity is needed where nothing was heard"))
     assert facts["user_to_agent_wer"] is None and facts["agent_to_user_wer"] is None
     assert facts["misheard_json"] is None
 

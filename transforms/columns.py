@@ -156,9 +156,8 @@ VOICE_COLUMNS: tuple[Column, ...] = (
     Column("agent_to_user_errors", I64, "word errors of what the user simulator heard of the agent", "count"),
     Column("agent_to_user_words", I64, "words the agent said (the reference)", "count"),
     Column("agent_to_user_wer", F64, "agent_to_user_errors / agent_to_user_words", "share"),
-    Column("key_entities", I64, "numbers, codes and names the scenario gives (reference, DB assertions, "
-           "user instructions)", "count"),
-    Column("misheard_entities", I64, "key entities the user said that the agent did not hear as said", "count"),
+    Column("misheard_entities", I64, "key entities (numbers, codes, names the scenario gives) the user said "
+           "that the agent did not hear as said", "count"),
     Column("misheard_json", Str, "those entities, each with what the agent heard instead (JSON)"),
 )
 

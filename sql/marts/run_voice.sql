@@ -33,7 +33,7 @@ pooled AS (
            sum(v.agent_to_user_errors)::BIGINT AS agent_to_user_errors,
            sum(v.agent_to_user_words)::BIGINT AS agent_to_user_words,
            sum(v.agent_to_user_errors) / nullif(sum(v.agent_to_user_words), 0) AS agent_to_user_wer,
-           sum(v.key_entities)::BIGINT AS key_entities, sum(v.misheard_entities)::BIGINT AS misheard_entities,
+           sum(v.misheard_entities)::BIGINT AS misheard_entities,
            count(c.failure_cause) AS failed,
            count(*) FILTER (WHERE c.failure_cause = 'transcription') AS failed_transcription,
            count(*) FILTER (WHERE c.failure_cause = 'turn_taking') AS failed_turn_taking,

@@ -10,6 +10,6 @@ SELECT s.run_id, s.scenario_name, s.domain, s.position,
        v.interruptions, v.yields, v.yield_latency_s, v.yield_rate, v.agent_interruption_rate,
        v.user_to_agent_errors, v.user_to_agent_words, v.user_to_agent_wer,
        v.agent_to_user_errors, v.agent_to_user_words, v.agent_to_user_wer,
-       v.key_entities, v.misheard_entities, v.misheard_json
+       v.misheard_entities, v.misheard_json
 FROM stg_scenarios AS s
 LEFT JOIN stg_voice AS v USING (run_id, generation, scenario_name)

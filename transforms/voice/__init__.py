@@ -4,15 +4,17 @@ calls ``voice_row`` while it reads a scenario; the warehouse's ``voice`` table h
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from scorelake.transforms.voice._heard import CUES, edit_distance, heard_facts, key_entities, misheard, spoken, words
 from scorelake.transforms.voice._speech import Segment, segments_of, turn_taking, union
 
 
-def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any, entities: list[str]) -> dict | None:
+def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
+              entities: Callable[[], list[str]]) -> dict | None:
     """A scenario's ``voice`` row (``key``: its run_id, generation and scenario_name), or None when it
-    has neither speech segments nor an LLM context to measure."""
+    has neither speech segments nor an LLM context to measure. ``entities`` gives its key entities
+    (asked only when the agent misheard something)."""
     segments = segments_of(seglst)
     if segments is None and not isinstance(agent_context, list) and not isinstance(user_context, list):
         return None

@@ -12,28 +12,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 # The messages nobody spoke: the text the pipeline gives a bot to start it, the first ``user``
 # message of its LLM context. The agent's: upstream's bridge sends it "Hello" a second after it
 # connects (``send_kickoff``: ``send_text_to_agent("Hello")``, nemo_voice_agent/evaluation/bridge.py);
 # the user simulator's context opens with "(conversation start)" (its LLM needs a user turn first).
 CUES = {"agent": ("Hello",), "user": ("(conversation start)",)}
-_APOSTROPHES = "'\u2019"
+
+
+# A word: letters and digits (``str.isalnum``: ``[^\W_]``), apostrophes between them kept.
+_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 
 
 def words(text: str) -> list[str]:
     """``text`` as the words WER counts (see the module's docstring)."""
-    out = []
-    for i, char in enumerate(text):
-        if char.isalnum():
-            out.append(char.lower())
-        elif (char in _APOSTROPHES and 0 < i < len(text) - 1 and text[i - 1].isalnum()
-              and text[i + 1].isalnum()):
-            out.append("'")
-        else:
-            out.append(" ")
-    return "".join(out).split()
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
 def edit_distance(reference: list[str], hypothesis: list[str]) -> int:
@@ -75,27 +69,22 @@ def _content(message: dict) -> str:
 
 
 def spoken(context: Any, role: str, side: str) -> list[str] | None:
-    """The texts of ``role`` messages of one bot's LLM context (``side``: whose context), in order,
-    less the pipeline's cue that opens it; None when the context is absent or holds none."""
+    """The words of the ``role`` messages of one bot's LLM context (``side``: whose context), in
+    order, less the pipeline's cue that opens it; None when the context is absent or says nothing."""
     if not isinstance(context, list):
         return None
-    texts = [_content(m) for m in context if isinstance(m, dict) and m.get("role") == role]
-    texts = [t for t in texts if t.strip()]
+    texts = [text for m in context if isinstance(m, dict) and m.get("role") == role and (text := _content(m)).strip()]
     if role == "user" and texts and texts[0].strip() in CUES[side]:
         texts = texts[1:]
-    return texts or None
+    return words(" ".join(texts)) or None
 
 
 def error_rate(said: list[str] | None, heard: list[str] | None) -> tuple[int | None, int | None]:
-    """(word errors, reference words) of what was heard against what was said; (None, None) when
+    """(word errors, reference words) of the words heard against the words said; (None, None) when
     either side is unknown."""
     if not said or not heard:
         return None, None
-    reference = [w for text in said for w in words(text)]
-    hypothesis = [w for text in heard for w in words(text)]
-    if not reference:
-        return None, None
-    return edit_distance(reference, hypothesis), len(reference)
+    return (0 if said == heard else edit_distance(said, heard)), len(said)
 
 
 _NOT_SAID = {"action_type", "func_name", "side"}  # what the scenario names a tool or a side by, never said
@@ -116,6 +105,11 @@ def _strings(value: Any, out: list[str]) -> None:
             _strings(item, out)
 
 
+_DIGIT = re.compile(r"\d")
+_NAME = re.compile(r"\b[A-Z][a-z]")
+_CODE = re.compile(r"(?<![A-Za-z0-9'\-./])[A-Za-z0-9'\-./]*\d[A-Za-z0-9'\-./]*")  # a run of them with a digit
+
+
 def key_entities(reference: Any, assertions: Any, instructions: str | None) -> list[str]:
     """The scenario's key entities, as word sequences joined by spaces, first seen first: every word
     with a digit in its user instructions, reference answer and DB assertions, and every value of at
@@ -129,53 +123,49 @@ def key_entities(reference: Any, assertions: Any, instructions: str | None) -> l
     found: dict[str, None] = {}
     for value in values:
         said = words(value)
-        if 0 < len(said) <= 4 and (any(c.isdigit() for c in value) or re.search(r"\b[A-Z][a-z]", value)):
+        if 0 < len(said) <= 4 and (_DIGIT.search(value) or _NAME.search(value)):
             found[" ".join(said)] = None
     for text in [instructions or "", *values]:
-        for token in re.findall(r"[A-Za-z0-9][A-Za-z0-9'\-./]*[A-Za-z0-9]|\d", text):
-            if any(c.isdigit() for c in token):
-                found[" ".join(words(token))] = None
+        for code in _CODE.findall(text):
+            found[" ".join(words(code))] = None
     return [entity for entity in found if entity]
 
 
-def _contains(haystack: list[str], needle: list[str]) -> bool:
-    n = len(needle)
-    return any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+def _said_in(entity: str, text: str) -> bool:
+    """Whether the words of ``entity`` come one after the other in ``text`` (words joined by spaces)."""
+    return f" {entity} " in f" {text} "
 
 
-def misheard(entities: list[str], said: list[str] | None, heard: list[str] | None) -> list[dict] | None:
-    """The key entities the user said and the agent did not hear as said, each with what it heard
-    instead (the words of the agent's input closest to it); None when either side is unknown."""
-    if not said or not heard:
-        return None
-    said_words = [w for text in said for w in words(text)]
-    heard_words = [w for text in heard for w in words(text)]
+def misheard(entities: list[str], said: list[str], heard: list[str]) -> list[dict]:
+    """The key entities the user said and the agent did not hear as said (``said``, ``heard``: their
+    words), each with what it heard instead (the words of the agent's input closest to it)."""
+    said_text, heard_text = " ".join(said), " ".join(heard)
     found = []
     for entity in entities:
-        wanted = entity.split()
-        if not _contains(said_words, wanted) or _contains(heard_words, wanted):
+        if not _said_in(entity, said_text) or _said_in(entity, heard_text):
             continue
+        wanted = entity.split()
         n = len(wanted)
-        windows = [heard_words[i:i + n] for i in range(max(len(heard_words) - n + 1, 1))]
-        closest = min(windows, key=lambda w: (edit_distance(wanted, w), windows.index(w)))
+        windows = [heard[i:i + n] for i in range(max(len(heard) - n + 1, 1))]
+        closest = min(windows, key=lambda w: edit_distance(wanted, w))  # the first of the closest
         found.append({"entity": entity, "heard": " ".join(closest) or None})
     return found
 
 
-def heard_facts(agent_context: Any, user_context: Any, entities: list[str]) -> dict[str, Any]:
+def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], list[str]]) -> dict[str, Any]:
     """Per scenario: both directions' word errors and reference words, their WER, and the key
-    entities misheard (``VOICE_METRICS`` names)."""
+    entities misheard (``VOICE_COLUMNS`` names). ``entities`` gives the scenario's key entities: asked
+    only when the agent heard the user other than as said (else none can have been misheard)."""
     user_said, agent_heard = spoken(user_context, "assistant", "user"), spoken(agent_context, "user", "agent")
     agent_said, user_heard = spoken(agent_context, "assistant", "agent"), spoken(user_context, "user", "user")
     to_agent, to_agent_words = error_rate(user_said, agent_heard)
     to_user, to_user_words = error_rate(agent_said, user_heard)
-    missed = misheard(entities, user_said, agent_heard)
+    missed = None if to_agent is None else misheard(entities(), user_said, agent_heard) if to_agent else []
     return {
         "user_to_agent_errors": to_agent, "user_to_agent_words": to_agent_words,
         "user_to_agent_wer": to_agent / to_agent_words if to_agent_words else None,
         "agent_to_user_errors": to_user, "agent_to_user_words": to_user_words,
         "agent_to_user_wer": to_user / to_user_words if to_user_words else None,
-        "key_entities": len(entities),
         "misheard_json": None if missed is None else json.dumps(missed),
         "misheard_entities": None if missed is None else len(missed),
     }

@@ -83,8 +83,8 @@ def _speaking_at(t: float, segments: list[Segment]) -> bool:
 
 
 def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
-    """The per-scenario turn-taking facts (``VOICE_METRICS`` names) of a conversation's segments;
-    ``word_count(text)`` counts a segment's words."""
+    """The per-scenario turn-taking facts (``VOICE_COLUMNS`` names) of a conversation's segments;
+    ``word_count(text)`` counts words."""
     agent = [s for s in segments if s.speaker == AGENT]
     user = [s for s in segments if s.speaker == USER]
     agent_speech = union((s.start, s.end) for s in agent)
@@ -115,7 +115,7 @@ def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
     agent_barge_ins = sum(1 for s in agent if _inside(s.start, user))
     user_barge_ins = sum(1 for s in user if _inside(s.start, agent))
     turns = len(responses) + missed
-    agent_words = sum(word_count(s.words) for s in agent)
+    agent_words = word_count(" ".join(s.words for s in agent))
     return {
         "agent_talk_s": agent_talk,
         "user_talk_s": user_talk,

@@ -181,13 +181,14 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], warnin
     except BadInput as err:
         warnings.append(f"{src.dir.name}: speech segments not measured: {err}")
         segments = None
-    try:
-        instructions = read_bytes(f"{folder}/{USER_PROMPT_FILE}", root, missing_ok=True, seen=seen)
-    except BadInput:
-        instructions = None  # an empty or unreadable prompt names no entity
-    reference = None if src.reference is MISSING else src.reference
-    entities = key_entities(reference, src.metadata.db_state_assertions,
+    def entities() -> list[str]:  # read only when the agent misheard the user somewhere
+        try:
+            instructions = read_bytes(f"{folder}/{USER_PROMPT_FILE}", root, missing_ok=True, seen=seen)
+        except BadInput:
+            instructions = None  # an empty or unreadable prompt names no entity
+        return key_entities(None if src.reference is MISSING else src.reference, src.metadata.db_state_assertions,
                             instructions.decode("utf-8", "replace") if instructions else None)
+
     row = voice_row(key, segments, contexts["agent"], contexts["user"], entities)
     return [row] if row else []
 
