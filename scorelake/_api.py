@@ -243,14 +243,18 @@ class Warehouse:
             return comparison(self._store, con, run_a, run_b, self._scoped(policy, run_a, run_b), alpha, all_scenarios)
 
     def gate(self, base: str, candidate: str, policy: str = RECORDED, *, alpha: float = 0.05, max_drop: float = 0.0,
-             domains: Sequence[str] = (), max_p95_rise: float | None = None) -> GateResult:
+             domains: Sequence[str] = (), max_p95_rise: float | None = None, max_overlap_rise: float | None = None,
+             max_wer_rise: float | None = None) -> GateResult:
         """Whether ``candidate`` may replace ``base``: it fails when a domain (of ``domains``, default
         every one) or the whole run regressed beyond the noise (McNemar at ``alpha`` on the scenarios
         both ran with the same definition) by more than ``max_drop`` points, or (``max_p95_rise``)
-        when its p95 response latency rose by more than that many milliseconds."""
+        when its p95 response latency rose by more than that many milliseconds, or
+        (``max_overlap_rise``) its mean overlap of speech per scenario by more than that many seconds,
+        or (``max_wer_rise``) the word error rate of what its agent heard by more than that many points."""
         from scorelake.transforms.pipeline import gate
 
-        return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains, max_p95_rise)
+        return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains, max_p95_rise,
+                    max_overlap_rise, max_wer_rise)
 
     def passk(self, group: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """pass^k per run group and domain, recomputed and claimed side by side."""

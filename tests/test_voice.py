@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -232,3 +233,25 @@ def test_a_scenario_without_segments_or_contexts_is_null_not_zero(tmp_path):
     wh.ingest(runs)
     row = wh.sql(f"SELECT * FROM scenario_voice WHERE scenario_name = '{INVENTOR}'").row(0, named=True)
     assert row["overlap_s"] is None and row["agent_talk_s"] is None and row["user_to_agent_wer"] is None
+
+
+def test_compare_and_gate_see_the_voice_change_between_two_runs(edited, tmp_path):
+    """The original baseline against the edited copy as a later run: the same verdicts (the edits
+    touch no scoring input), more overlap and more word errors in qa: the gate passes without the
+    voice limits and fails with them, naming the domain."""
+    wh, seg = edited
+    later = "eval_20260905_000000"
+    shutil.copytree(Path(wh.location).parent / "runs" / BASELINE, tmp_path / later)
+    both = scorelake.open(tmp_path / "wh")
+    both.ingest(CONFORMANCE / BASELINE)
+    both.ingest(tmp_path / later)
+    qa = both.compare(BASELINE, later).voice.filter(pl.col("domain") == "qa").row(0, named=True)
+    t = [(s["start_time"], s["end_time"]) for s in seg]
+    assert qa["overlap_rise_s"] == pytest.approx(((t[2][1] - 17.0) + (38.5 - t[7][0])) / 3)  # 3 qa scenarios
+    assert qa["wer_a"] == 0 and qa["wer_rise_pts"] == pytest.approx(100 * 2 / qa["words_b"])
+    assert runner.invoke(app, ["gate", BASELINE, later, "-w", both.location]).exit_code == 0
+    for option, value, says in (("--max-overlap-rise", "0.1", "qa: overlap of speech"),
+                                ("--max-wer-rise", "1", "qa: WER of what the agent heard")):
+        done = runner.invoke(app, ["gate", BASELINE, later, option, value, "-w", both.location])
+        assert done.exit_code == 3 and says in done.output, (option, done.output)
+    assert runner.invoke(app, ["gate", BASELINE, later, "--max-wer-rise", "nan", "-w", both.location]).exit_code == 2

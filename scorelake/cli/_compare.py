@@ -58,6 +58,17 @@ def _show(c, policy: str) -> None:
         if c.slowed is not None and c.slowed.height:
             slowed = ", ".join(f"{r['scenario_name']} (+{r['slower_ms']:.0f} ms)" for r in c.slowed.iter_rows(named=True))
             print(wrapped(f"slowed most (median): {slowed}"))
+    if c.voice is not None and c.voice.height:
+        share = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
+        seconds = lambda v: "" if v is None else f"{v:.2f}"  # noqa: E731
+        cells = [[r["domain"], seconds(r["overlap_a_s"]), seconds(r["overlap_b_s"]),
+                  "" if r["overlap_rise_s"] is None else f"{r['overlap_rise_s']:+.2f}", share(r["wer_a"]),
+                  share(r["wer_b"]), "" if r["wer_rise_pts"] is None else f"{r['wer_rise_pts']:+.1f}"]
+                 for r in c.voice.iter_rows(named=True)]
+        print()
+        headers = ["domain", "overlap A s", "overlap B s", "B-A s", "WER A", "WER B", "B-A pts"]
+        show_grid(Grid(headers, cells, "voice of the scenarios compared (overlap of speech a scenario; WER of what "
+                       "the agent heard)", right=set(headers[1:])))
 
 
 @command
@@ -99,6 +110,11 @@ def gate(
     domain: Annotated[Optional[list[str]], typer.Option(help="Only these domains (repeatable) [default: all]")] = None,
     max_p95_rise: Annotated[Optional[float], typer.Option(
         help="Milliseconds a domain's p95 response latency may rise and pass [default: not checked]")] = None,
+    max_overlap_rise: Annotated[Optional[float], typer.Option(
+        help="Seconds a domain's mean overlap of speech a scenario may rise and pass [default: not checked]")] = None,
+    max_wer_rise: Annotated[Optional[float], typer.Option(
+        help="Points the word error rate of what a domain's agent heard may rise and pass [default: not checked]"
+    )] = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -110,7 +126,8 @@ def gate(
     Example: scorelake gate eval_20260903_140200 eval_20260904_080000 --max-drop 2
     """
     result = scorelake.open(warehouse).gate(base, candidate, policy, alpha=alpha, max_drop=max_drop,
-                                            domains=domain or (), max_p95_rise=max_p95_rise)
+                                            domains=domain or (), max_p95_rise=max_p95_rise,
+                                            max_overlap_rise=max_overlap_rise, max_wer_rise=max_wer_rise)
     if fmt is Format.json:
         print_json(result.as_json())
     elif fmt is Format.table:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from scorelake.transforms.analysis._latency import latency_change
+from scorelake.transforms.analysis._voice import voice_change
 from scorelake.transforms.analysis._stats import (
     McNemar,
     mcnemar_exact,
@@ -44,6 +45,7 @@ class Comparison:
     like_with_like: bool = True  # False: every scenario of each run counted (--all)
     latency: pl.DataFrame | None = None  # per domain: medians, their difference and its bootstrap interval, p95s
     slowed: pl.DataFrame | None = None  # the scenarios whose median latency rose most
+    voice: pl.DataFrame | None = None  # per domain: mean overlap and the agent's WER in each run, and the rise
 
     def as_json(self) -> dict:
         """The comparison as plain data (``--format json``)."""
@@ -55,7 +57,8 @@ class Comparison:
                 "only_a": self.only_a, "only_b": self.only_b, "changed_definitions": self.changed_definitions,
                 "lineage_changes": self.lineage_changes,
                 "latency": None if self.latency is None else self.latency.to_dicts(),
-                "slowed": None if self.slowed is None else self.slowed.to_dicts()}
+                "slowed": None if self.slowed is None else self.slowed.to_dicts(),
+                "voice": None if self.voice is None else self.voice.to_dicts()}
 
     def as_table(self) -> pl.DataFrame:
         """Everything in one table (for CSV): a row per domain with its rates, delta and the
@@ -161,12 +164,13 @@ DELTA_SCHEMA = {"domain": pl.String, "passed_a": pl.Int64, "total_a": pl.Int64, 
 
 
 def compare(pairs: pl.DataFrame, lineage: pl.DataFrame, run_a: str, run_b: str, alpha: float = 0.05,
-            rates: pl.DataFrame | None = None, latencies: pl.DataFrame | None = None) -> Comparison:
+            rates: pl.DataFrame | None = None, latencies: pl.DataFrame | None = None,
+            voice: pl.DataFrame | None = None) -> Comparison:
     """``pairs``: queries/compare_pairs.sql rows; ``lineage``: queries/compare_lineage.sql rows. Like
     with like unless ``rates`` (queries/compare_rates.sql rows, every scenario of each run: ``--all``)
     are given: then every scenario both have is paired whatever its definition, and the rates are
-    each run's own. ``latencies``: queries/compare_latency.sql rows, for the latency change of the
-    scenarios compared."""
+    each run's own. ``latencies`` and ``voice``: queries/compare_latency.sql and compare_voice.sql rows,
+    for the latency and voice change of the scenarios compared."""
     like = rates is None
     both = pairs.filter(pl.col("in_a") & pl.col("in_b"))
     changed = both.filter(pl.col("definition_a").is_not_null() & pl.col("definition_b").is_not_null()
@@ -195,7 +199,8 @@ def compare(pairs: pl.DataFrame, lineage: pl.DataFrame, run_a: str, run_b: str, 
          for r in changed.iter_rows(named=True)],
         _lineage(lineage, run_a, run_b), like,
         *(latency_change(latencies, run_a, run_b, paired["scenario_name"].to_list()) if latencies is not None
-          else (None, None)))
+          else (None, None)),
+        voice_change(voice, run_a, run_b, paired["scenario_name"].to_list()) if voice is not None else None)
 
 
 def _with_own_rates(deltas: pl.DataFrame, rates: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame:

@@ -23,16 +23,22 @@ def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: 
     lineage = store.views.query(con, "compare_lineage", run_a=run_a, run_b=run_b)
     rates = store.views.query(con, "compare_rates", **scope) if all_scenarios else None
     latencies = store.views.query(con, "compare_latency", run_a=run_a, run_b=run_b)
-    return compare(pairs, lineage, run_a, run_b, alpha, rates, latencies)
+    voice = store.views.query(con, "compare_voice", run_a=run_a, run_b=run_b)
+    return compare(pairs, lineage, run_a, run_b, alpha, rates, latencies, voice)
 
 
 def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (),
-         max_p95_rise: float | None = None) -> GateResult:
+         max_p95_rise: float | None = None, max_overlap_rise: float | None = None,
+         max_wer_rise: float | None = None) -> GateResult:
     """Whether run B may replace run A: not when a domain (of ``domains``, default every one) or the
     whole run regressed beyond the noise by more than ``max_drop`` points, nor (with ``max_p95_rise``)
-    when its p95 response latency rose by more than that many milliseconds."""
+    when its p95 response latency rose by more than that many milliseconds, nor (with
+    ``max_overlap_rise``) its mean overlap of speech per scenario by more than that many seconds, nor
+    (with ``max_wer_rise``) the word error rate of what the agent heard by more than that many points."""
     check_range("max-drop", max_drop, 0, 100)  # points
     check_range("max-p95-rise", max_p95_rise, 0)  # milliseconds
+    check_range("max-overlap-rise", max_overlap_rise, 0)  # seconds
+    check_range("max-wer-rise", max_wer_rise, 0, 100)  # points
     known = set(compared.deltas["domain"])
     unknown = sorted(set(domains) - known)
     if unknown:
@@ -47,6 +53,10 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
         regressions += [{"domain": r["domain"], "label": "slower", "p95_a_ms": r["p95_a_ms"], "p95_b_ms": r["p95_b_ms"],
                          "p95_rise_ms": r["p95_b_ms"] - r["p95_a_ms"]} for r in compared.latency.iter_rows(named=True)
                         if r["domain"] in watched and r["p95_b_ms"] - r["p95_a_ms"] > max_p95_rise]
+    for limit, label, rise in ((max_overlap_rise, "overlap", "overlap_rise_s"), (max_wer_rise, "wer", "wer_rise_pts")):
+        if limit is not None and compared.voice is not None:
+            regressions += [{"domain": r["domain"], "label": label, **r} for r in compared.voice.iter_rows(named=True)
+                            if r["domain"] in watched and r[rise] is not None and r[rise] > limit]
     return GateResult(not regressions, regressions, broken, compared)
 
 
@@ -78,6 +88,12 @@ def regression_text(r: dict, broken: list[str]) -> str:
     """One regression of a gate, in words."""
     if r.get("label") == "slower":
         return f"{r['domain']}: p95 latency {r['p95_a_ms']:.0f} -> {r['p95_b_ms']:.0f} ms (+{r['p95_rise_ms']:.0f} ms)"
+    if r.get("label") == "overlap":
+        return (f"{r['domain']}: overlap of speech {r['overlap_a_s']:.2f} -> {r['overlap_b_s']:.2f} s a scenario "
+                f"(+{r['overlap_rise_s']:.2f} s)")
+    if r.get("label") == "wer":
+        return (f"{r['domain']}: WER of what the agent heard {r['wer_a'] * 100:.1f}% -> {r['wer_b'] * 100:.1f}% "
+                f"(+{r['wer_rise_pts']:.1f} pts)")
     return (f"{r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
             + (f"; broken: {', '.join(broken)}" if broken else ""))
 
