@@ -523,6 +523,14 @@ class Warehouse:
                 return self._query("voice", runs=list(runs) if runs else None)
             return self._query("voice_scenarios", runs=list(runs) if runs else None, policy_id=self.policy_id(policy))
 
+    def voice_of(self, run: str, scenario: str) -> dict | None:
+        """One scenario's voice row (``VOICE_COLUMNS``, its speech segments and what each side heard
+        among them), or None where nothing was measured."""
+        with self.connection():
+            self.run(run)
+            found = self._query("scenario_voice", run_id=run, scenario=scenario)
+        return found.row(0, named=True) if found.height else None
+
     def turns(self, runs: Sequence[str] | str | None = None) -> pl.DataFrame:
         """Every turn of many scenarios at once (of ``runs``, default all), in order: run, scenario,
         domain, ordinal, role, text, timestamp, and an agent turn's response latency."""

@@ -255,3 +255,27 @@ def test_compare_and_gate_see_the_voice_change_between_two_runs(edited, tmp_path
         done = runner.invoke(app, ["gate", BASELINE, later, option, value, "-w", both.location])
         assert done.exit_code == 3 and says in done.output, (option, done.output)
     assert runner.invoke(app, ["gate", BASELINE, later, "--max-wer-rise", "nan", "-w", both.location]).exit_code == 2
+
+
+def test_the_viewer_draws_the_speech_timeline_and_what_was_heard_and_a_runs_voice_page(edited):
+    import re
+
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    wh, _ = edited
+    client = TestClient(make_app(wh))
+    page = client.get(f"/runs/{BASELINE}/scenarios/{INVENTOR}")
+    assert page.status_code == 200
+    timeline = page.text.split('id="speech-timeline"', 1)[1].split("</svg>", 1)[0]
+    assert len(re.findall(r'class="seg agent"', timeline)) == 4 and len(re.findall(r'class="seg user"', timeline)) == 4
+    assert len(re.findall(r'class="overlap"', timeline)) == 2  # the two barge-ins
+    assert "<title>user 17.0-20.8 s: Yes, that&#x27;s right.</title>" in timeline  # the words, on hover
+    heard = page.text.split('id="heard"', 1)[1].split("</table>", 1)[0]
+    assert "<del>right</del>" in heard and "<ins>wrong</ins>" in heard
+    assert f'href="/runs/{BASELINE}/voice' in client.get(f"/runs/{BASELINE}").text
+    voice = client.get(f"/runs/{BASELINE}/voice")
+    assert voice.status_code == 200 and 'id="voice-panel"' in voice.text
+    causes = voice.text.split('id="causes"', 1)[1]
+    assert LIGHT in causes and "transcription" in causes and "heard" in causes

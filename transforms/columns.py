@@ -159,6 +159,10 @@ VOICE_COLUMNS: tuple[Column, ...] = (
     Column("misheard_entities", I64, "key entities (numbers, codes, names the scenario gives) the user said "
            "that the agent did not hear as said", "count"),
     Column("misheard_json", Str, "those entities, each with what the agent heard instead (JSON)"),
+    # evidence for the viewer's timeline: no view rolls these up
+    Column("segments_json", Str, "the speech segments, [speaker, start_s, end_s, words] each, in order (JSON)"),
+    Column("heard_json", Str, "each user turn as the user said it and as the agent heard it, paired in order: "
+           "[said, heard] (JSON)"),
 )
 
 SCHEMAS: dict[str, dict[str, Any]] = {

@@ -23,6 +23,7 @@ from scorelake.transforms.errors import NotFound, ScorelakeError, WarehouseBusy
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS, SIGNALS
 from scorelake.transforms.render import explain
 from scorelake.web import _pages as pages
+from scorelake.web._voice import voice_page, voice_section
 
 PAGE_SIZE = 100
 SEARCH_LIMIT = 200  # scenarios a search page lists
@@ -118,6 +119,10 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         return pages.latency_page(run_id, wh.latency([run_id]), wh.latency_histogram(run_id), wh.slowest_exchanges(run_id),
                                   policy, token)
 
+    def voice(request: Request, policy: str) -> str:
+        run_id = request.path_params["run"]
+        return voice_page(run_id, wh.voice([run_id]), wh.voice([run_id], by="scenario", policy=policy), policy, token)
+
     def flaky(request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
         return pages.flaky_page(run_id, wh.flaky(run_id, policy=policy), policy, token)
@@ -129,7 +134,8 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         if review:
             forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, token,
                                          unquote(request.cookies.get(REVIEWER_COOKIE, "")), request.query_params.get("queue"))
-        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, token, forms)
+        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, token,
+                                   voice_section(wh.voice_of(run_id, name)) + forms)
 
     def queue_params(request: Request) -> dict:
         q = request.query_params
@@ -231,6 +237,7 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         Route("/runs/{run}", guarded(run)),
         Route("/runs/{run}/latency", guarded(latency)),
         Route("/runs/{run}/flaky", guarded(flaky)),
+        Route("/runs/{run}/voice", guarded(voice)),
         Route("/runs/{run}/scenarios/{scenario:path}", guarded(scenario)),  # a tau2 task id may hold a /
         Route("/compare", guarded(compare)),
         Route("/search", guarded(search)),

@@ -161,7 +161,9 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
                      "next</a>")
     latency = link(f"{base}/latency", policy=policy, token=token)
     flaky = link(f"{base}/flaky", policy=policy, token=token)
+    voice = link(f"{base}/voice", policy=policy, token=token)
     return (f"<h1>{esc(run)}</h1><p><a id=\"latency-link\" href=\"{latency}\">response latency</a> · "
+            f"<a id=\"voice-link\" href=\"{voice}\">voice</a> · "
             f"<a id=\"flaky-link\" href=\"{flaky}\">flaky tasks</a></p>"
             f"{form}<p id=\"matching\">{matching} scenarios match; showing {offset + 1 if rows.height else 0}"
             f"–{offset + rows.height}</p><table id=\"scenarios\"><tr><th>scenario</th><th>outcome</th><th>domain</th>"

@@ -4,9 +4,20 @@ calls ``voice_row`` while it reads a scenario; the warehouse's ``voice`` table h
 
 from __future__ import annotations
 
+import json
+from itertools import zip_longest
 from typing import Any, Callable
 
-from scorelake.transforms.voice._heard import CUES, edit_distance, heard_facts, key_entities, misheard, spoken, words
+from scorelake.transforms.voice._heard import (
+    CUES,
+    edit_distance,
+    heard_facts,
+    key_entities,
+    misheard,
+    spoken,
+    turns,
+    words,
+)
 from scorelake.transforms.voice._speech import Segment, segments_of, turn_taking, union
 
 
@@ -19,9 +30,14 @@ def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
     if segments is None and not isinstance(agent_context, list) and not isinstance(user_context, list):
         return None
     spoken_facts = turn_taking(segments, lambda text: len(words(text))) if segments else {}
+    said, heard = turns(user_context, "assistant", "user"), turns(agent_context, "user", "agent")
     return {**key, "has_segments": segments is not None, **spoken_facts,
-            **heard_facts(agent_context, user_context, entities)}
+            **heard_facts(agent_context, user_context, entities),
+            "segments_json": None if segments is None else json.dumps(
+                [[s.speaker, round(s.start, 3), round(s.end, 3), s.words] for s in segments]),
+            "heard_json": None if said is None and heard is None else json.dumps(
+                list(zip_longest(said or [], heard or [])))}
 
 
 __all__ = ["CUES", "Segment", "edit_distance", "heard_facts", "key_entities", "misheard", "segments_of", "spoken",
-           "turn_taking", "union", "voice_row", "words"]
+           "turn_taking", "turns", "union", "voice_row", "words"]

@@ -68,15 +68,21 @@ def _content(message: dict) -> str:
     return ""
 
 
-def spoken(context: Any, role: str, side: str) -> list[str] | None:
-    """The words of the ``role`` messages of one bot's LLM context (``side``: whose context), in
-    order, less the pipeline's cue that opens it; None when the context is absent or says nothing."""
+def turns(context: Any, role: str, side: str) -> list[str] | None:
+    """The texts of the ``role`` messages of one bot's LLM context (``side``: whose context), in
+    order, less the pipeline's cue that opens it and the empty ones; None when the context is absent."""
     if not isinstance(context, list):
         return None
     texts = [text for m in context if isinstance(m, dict) and m.get("role") == role and (text := _content(m)).strip()]
     if role == "user" and texts and texts[0].strip() in CUES[side]:
         texts = texts[1:]
-    return words(" ".join(texts)) or None
+    return texts
+
+
+def spoken(context: Any, role: str, side: str) -> list[str] | None:
+    """The words of ``turns(context, role, side)``; None when there are none."""
+    texts = turns(context, role, side)
+    return words(" ".join(texts)) or None if texts else None
 
 
 def error_rate(said: list[str] | None, heard: list[str] | None) -> tuple[int | None, int | None]:
