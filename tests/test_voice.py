@@ -279,3 +279,57 @@ def test_the_viewer_draws_the_speech_timeline_and_what_was_heard_and_a_runs_voic
     assert voice.status_code == 200 and 'id="voice-panel"' in voice.text
     causes = voice.text.split('id="causes"', 1)[1]
     assert LIGHT in causes and "transcription" in causes and "heard" in causes
+
+
+def speak_into_wav(segments: list[dict], path, shift_s: float, moved: dict[int, float] | None = None) -> None:
+    """A stereo recording as the runner keeps one (left: the user, right: the agent), each segment's
+    words spoken by espeak-ng at its logged start plus ``shift_s`` (``moved``: a segment's own start
+    instead), for the audio measures to find."""
+    import array
+    import subprocess
+    import wave
+
+    rate, length = 22050, max(s["end_time"] for s in segments) + 1 + shift_s
+    tracks = {"user": array.array("h", bytes(2 * int(length * rate))),
+              "agent": array.array("h", bytes(2 * int(length * rate)))}
+    for i, s in enumerate(segments):
+        spoken = path.parent / f".spoken-{i}.wav"
+        subprocess.run(["espeak-ng", "-w", str(spoken), s["words"]], check=True, capture_output=True)
+        with wave.open(str(spoken)) as w:
+            assert w.getframerate() == rate
+            data = array.array("h", w.readframes(w.getnframes()))
+        spoken.unlink()
+        at = int(((moved or {}).get(i, s["start_time"]) + shift_s) * rate)
+        track = tracks[s["speaker"]]
+        track[at:at + len(data)] = data[:len(track) - at]
+    stereo = array.array("h", bytes(4 * len(tracks["user"])))
+    stereo[0::2], stereo[1::2] = tracks["user"], tracks["agent"]
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(stereo.tobytes())
+
+
+@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+def test_the_audio_measures_find_real_speech_at_the_logged_times_and_their_drift(tmp_path):
+    """Two recordings of qa__telephone_inventor spoken by espeak-ng at its segments' times 0.25 s late:
+    as logged, and with the user's second turn moved to 16.0 s, inside the agent's 14.809-17.619."""
+    runs = tmp_path / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    logged = json.loads((runs / BASELINE / INVENTOR / "conversation_log.seglst.json").read_text())
+    speak_into_wav(logged, runs / BASELINE / INVENTOR / "conversation_log.wav", 0.25)
+    speak_into_wav(logged, runs / BASELINE / LIGHT / "conversation_log.wav", 0.25, moved={3: 16.0})
+    _edit_json(runs / BASELINE / LIGHT / "conversation_log.seglst.json", lambda doc: doc.__setitem__(slice(None), logged))
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(runs)
+    rows = {r["scenario_name"]: r for r in wh.sql(f"SELECT * FROM scenario_voice WHERE run_id = '{BASELINE}'").to_dicts()}
+    heard = rows[INVENTOR]
+    assert heard["audio_drift_s"] == pytest.approx(-0.25, abs=0.06)  # logged 0.25 s before the audio
+    assert heard["audio_first_agent_s"] == pytest.approx(logged[0]["start_time"] + 0.25, abs=0.1)
+    assert heard["audio_overlap_s"] == 0 and heard["audio_s"] == pytest.approx(logged[-1]["end_time"] + 1.25, abs=0.01)
+    spoken_s = heard["audio_agent_talk_s"] + heard["audio_user_talk_s"]
+    assert 0.5 * (heard["agent_talk_s"] + heard["user_talk_s"]) < spoken_s < heard["agent_talk_s"] + heard["user_talk_s"]
+    moved = rows[LIGHT]
+    assert 0.5 < moved["audio_overlap_s"] < 1.3  # the agent speaks on until about 17.2 s of the audio
+    assert rows["tau2_retail__21"]["audio_s"] is None  # no recording: NULL

@@ -159,6 +159,15 @@ VOICE_COLUMNS: tuple[Column, ...] = (
     Column("misheard_entities", I64, "key entities (numbers, codes, names the scenario gives) the user said "
            "that the agent did not hear as said", "count"),
     Column("misheard_json", Str, "those entities, each with what the agent heard instead (JSON)"),
+    # from conversation_log.wav, where a session has it (transforms/voice/_audio.py: energy over 20 ms frames)
+    Column("audio_s", F64, "the recording's length", "s"),
+    Column("audio_agent_talk_s", F64, "the agent's speech as the audio has it (right channel)", "s"),
+    Column("audio_user_talk_s", F64, "the user's speech as the audio has it (left channel)", "s"),
+    Column("audio_overlap_s", F64, "both channels speaking at once", "s"),
+    Column("audio_silence_s", F64, "neither channel speaking, between the first speech and the last", "s"),
+    Column("audio_first_speech_s", F64, "time to the first audio of anyone", "s"),
+    Column("audio_first_agent_s", F64, "time to the agent's first audio", "s"),
+    Column("audio_drift_s", F64, "median of each logged segment's start minus its audio's start", "s"),
     # evidence for the viewer's timeline: no view rolls these up
     Column("segments_json", Str, "the speech segments, [speaker, start_s, end_s, words] each, in order (JSON)"),
     Column("heard_json", Str, "each user turn as the user said it and as the agent heard it, paired in order: "

@@ -34,6 +34,8 @@ pooled AS (
            sum(v.agent_to_user_words)::BIGINT AS agent_to_user_words,
            sum(v.agent_to_user_errors) / nullif(sum(v.agent_to_user_words), 0) AS agent_to_user_wer,
            sum(v.misheard_entities)::BIGINT AS misheard_entities,
+           count(v.audio_s) AS with_audio, avg(v.audio_overlap_s) AS audio_overlap_s,
+           avg(v.audio_drift_s) AS audio_drift_s,
            count(c.failure_cause) AS failed,
            count(*) FILTER (WHERE c.failure_cause = 'transcription') AS failed_transcription,
            count(*) FILTER (WHERE c.failure_cause = 'turn_taking') AS failed_turn_taking,

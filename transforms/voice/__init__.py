@@ -8,6 +8,7 @@ import json
 from itertools import zip_longest
 from typing import Any, Callable
 
+from scorelake.transforms.voice._audio import AudioUnreadable, audio_facts, speech_activity
 from scorelake.transforms.voice._heard import (
     CUES,
     edit_distance,
@@ -22,14 +23,18 @@ from scorelake.transforms.voice._speech import Segment, segments_of, turn_taking
 
 
 def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
-              entities: Callable[[], list[str]]) -> dict | None:
+              entities: Callable[[], list[str]], audio: str | None = None) -> dict | None:
     """A scenario's ``voice`` row (``key``: its run_id, generation and scenario_name), or None when it
-    has neither speech segments nor an LLM context to measure. ``entities`` gives its key entities
-    (asked only when the agent misheard something)."""
+    has no speech segments, LLM context or recording to measure. ``entities`` gives its key entities
+    (asked only when the agent misheard something); ``audio``: the path of its recording, if any
+    (``AudioUnreadable`` when it cannot be measured)."""
     segments = segments_of(seglst)
-    if segments is None and not isinstance(agent_context, list) and not isinstance(user_context, list):
+    if (segments is None and audio is None and not isinstance(agent_context, list)
+            and not isinstance(user_context, list)):
         return None
     spoken_facts = turn_taking(segments, lambda text: len(words(text))) if segments else {}
+    if audio is not None:
+        spoken_facts |= audio_facts(audio, segments)
     said, heard = turns(user_context, "assistant", "user"), turns(agent_context, "user", "agent")
     return {**key, "has_segments": segments is not None, **spoken_facts,
             **heard_facts(agent_context, user_context, entities),
@@ -39,5 +44,5 @@ def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
                 list(zip_longest(said or [], heard or [])))}
 
 
-__all__ = ["CUES", "Segment", "edit_distance", "heard_facts", "key_entities", "misheard", "segments_of", "spoken",
+__all__ = ["CUES", "AudioUnreadable", "Segment", "audio_facts", "speech_activity", "edit_distance", "heard_facts", "key_entities", "misheard", "segments_of", "spoken",
            "turn_taking", "turns", "union", "voice_row", "words"]

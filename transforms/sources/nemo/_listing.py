@@ -18,6 +18,7 @@ SCENARIO_MARKERS = ("metrics.json", "bridge_log.txt", "scenario_config")
 RUN_FILES = ("run_args.json", "all_summary.txt")
 SEGMENTS_FILE = "conversation_log.seglst.json"  # who spoke when (the voice panel)
 USER_PROMPT_FILE = "scenario_config/user_prompt.txt"  # the user simulator's instructions (key entities)
+AUDIO_FILE = "conversation_log.wav"  # the recording, where the runner kept it (its stat: the fingerprint)
 # Everything scoring reads from a scenario directory; a change to any of them changes the fingerprint.
 SCENARIO_INPUTS = (
     *SCENARIO_FILES.values(),
@@ -27,6 +28,7 @@ SCENARIO_INPUTS = (
     "bot_logs_user/llm_context.json",
     SEGMENTS_FILE,
     USER_PROMPT_FILE,
+    AUDIO_FILE,
 )
 # Part of a session's fingerprint: a reader that extracts more from the same files re-reads sessions
 # an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input;

@@ -40,6 +40,7 @@ from scorelake.transforms.sources._files import (
 )
 from scorelake.transforms.sources._session import Session, stat_token
 from scorelake.transforms.sources.nemo._listing import (
+    AUDIO_FILE,
     SEGMENTS_FILE,
     USER_PROMPT_FILE,
     list_session,
@@ -55,7 +56,7 @@ from scorelake.transforms.sources.nemo.columns import (
     Derived,
     definition_parts,
 )
-from scorelake.transforms.voice import key_entities, voice_row
+from scorelake.transforms.voice import AudioUnreadable, key_entities, voice_row
 
 PREDICTION_FILE = "final_agent_response.json"
 DEFAULT_RUN_GROUP = "default"
@@ -189,7 +190,13 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], warnin
         return key_entities(None if src.reference is MISSING else src.reference, src.metadata.db_state_assertions,
                             instructions.decode("utf-8", "replace") if instructions else None)
 
-    row = voice_row(key, segments, contexts["agent"], contexts["user"], entities)
+    audio = f"{folder}/{AUDIO_FILE}"
+    audio = audio if os.path.isfile(audio) and inside(os.path.realpath(audio), os.path.realpath(root)) else None
+    try:
+        row = voice_row(key, segments, contexts["agent"], contexts["user"], entities, audio)
+    except AudioUnreadable as err:
+        warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {err}")
+        row = voice_row(key, segments, contexts["agent"], contexts["user"], entities)
     return [row] if row else []
 
 
