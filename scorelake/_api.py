@@ -307,8 +307,8 @@ class Warehouse:
         return render_summary(rows, info["queued_count"], min_turns)
 
     def report(self, policy: str = RECORDED) -> str:
-        """A self-contained HTML report: rates and response latency across runs, the latest run
-        against the one before it in its group, stalled scenarios."""
+        """A self-contained HTML report: rates, response latency and the voice panel across runs, the
+        latest run against the one before it in its group, stalled scenarios."""
         from scorelake.transforms.analysis import with_change_labels
         from scorelake.transforms.render import explain, render_report
 
@@ -323,11 +323,12 @@ class Warehouse:
             comparison = self.compare(earlier["run_id"][-1], latest["run_id"], policy) if earlier.height else None
             stalled = self._query("report_stalled", policy_id=policy_id)
             latency = self._query("report_latency", policy_id=policy_id)
+            voice = self._query("report_voice", policy_id=policy_id)
             linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
             linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
             pages = {key: explain(self._evidence(*key, policy, policy_id), limit=2000)
                      for key in list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES]}
-        return render_report(history, runs, comparison, stalled, policy, pages, latency)
+        return render_report(history, runs, comparison, stalled, policy, pages, latency, voice)
 
     def log(self) -> list[Commit]:
         """Every write step, oldest first: its version (an ``as_of``), time, what it did, table versions."""

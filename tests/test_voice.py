@@ -333,3 +333,13 @@ def test_the_audio_measures_find_real_speech_at_the_logged_times_and_their_drift
     moved = rows[LIGHT]
     assert 0.5 < moved["audio_overlap_s"] < 1.3  # the agent speaks on until about 17.2 s of the audio
     assert rows["tau2_retail__21"]["audio_s"] is None  # no recording: NULL
+
+
+def test_the_report_charts_the_voice_across_runs_and_counts_failures_by_cause(edited):
+    wh, _ = edited
+    page = wh.report()
+    charts = page.split("id='voice-charts'", 1)[1].split("</div>", 1)[0]
+    assert charts.count("<figure class='voice-chart'") == 5 and "data-metric='user_to_agent_wer'" in charts
+    causes = page.split("id='failure-causes'", 1)[1].split("</table>", 1)[0]
+    whole = wh.voice([BASELINE]).filter(pl.col("domain") == "(all)").row(0, named=True)
+    assert f"<td class=num>{whole['failed']}</td>" in causes and BASELINE in causes

@@ -199,6 +199,7 @@ section.scenario pre { white-space: pre-wrap; word-break: break-word; background
 li.call { list-style: "⚙ "; background: #f6f7f9; padding: .2em .4em; } li.checks { color: #555; }
 .label { font-size: 11px; color: #777; } tr.missing td, tr.differs td { background: #fdecea; }
 .latency { color: #777; font-size: 12px; } td { vertical-align: top; }
+figure.voice-chart { display: inline-block; margin: 0 1.5rem 1rem 0; } figure.voice-chart figcaption { font-size: 12px; color: #555; }
 """
 
 
@@ -209,11 +210,49 @@ def _latency_html(latency: pl.DataFrame) -> str:
             "the dot the slowest exchange (hollow at the top edge when off the scale).</p><div id='latency-charts'></div>")
 
 
+# The voice charts, one a metric across runs: (title, column, how a value reads)
+VOICE_CHARTS = (("WER of what the agent heard", "user_to_agent_wer", "{:.1%}"),
+                ("WER of what the user heard", "agent_to_user_wer", "{:.1%}"),
+                ("overlap of speech a scenario (s)", "overlap_s", "{:.2f}"),
+                ("user turns answered", "response_rate", "{:.1%}"),
+                ("agent's share of the talk", "agent_talk_ratio", "{:.1%}"))
+CAUSES = ("transcription", "turn_taking", "stall", "judge", "logic")
+
+
+def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
+    """Each voice metric across runs as bars drawn on the server (a run's number under its bar), and
+    the failed scenarios of each run by cause."""
+    if voice.is_empty():
+        return "<p class='note'>No run records speech to measure.</p>"
+    rows = sorted(voice.iter_rows(named=True), key=lambda r: order.index(r["run_id"]))
+    charts = []
+    for title, column, shown in VOICE_CHARTS:
+        values = [r[column] for r in rows]
+        top = max((v for v in values if v is not None), default=0) or 1
+        bars = "".join(
+            f"<g><rect x='{8 + i * 56}' y='{98 - v / top * 80:.1f}' width='40' height='{v / top * 80:.1f}' "
+            f"fill='#4a7bd0'><title>#{i + 1} {html.escape(r['run_id'])}: {shown.format(v)}</title></rect>"
+            f"<text x='{28 + i * 56}' y='112' font-size='10' text-anchor='middle'>#{i + 1}</text>"
+            f"<text x='{28 + i * 56}' y='{94 - v / top * 80:.1f}' font-size='9' text-anchor='middle'>"
+            f"{shown.format(v)}</text></g>" if v is not None else ""
+            for i, (r, v) in enumerate(zip(rows, values)))
+        charts.append(f"<figure class='voice-chart' data-metric='{column}'><figcaption>{title}</figcaption>"
+                      f"<svg viewBox='0 0 {16 + 56 * len(rows)} 116' width='{16 + 56 * len(rows)}' height='116'>"
+                      f"{bars}</svg></figure>")
+    causes = "".join(
+        f"<tr><td>{html.escape(r['run_id'])}</td><td class=num>{r['failed']}</td>"
+        + "".join(f"<td class=num>{r['failed_' + c] or ''}</td>" for c in CAUSES) + "</tr>" for r in rows)
+    return ("<p class='note'>Per run, the whole run (see the README's \"Voice\"); runs numbered as above.</p>"
+            f"<div id='voice-charts'>{''.join(charts)}</div><table id='failure-causes'><tr><th>run</th><th>failed</th>"
+            + "".join(f"<th>{c}</th>" for c in CAUSES) + f"</tr>{causes}</table>")
+
+
 def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,
                   stalled: pl.DataFrame, policy_name: str, pages: dict | None = None,
-                  latency: pl.DataFrame | None = None) -> str:
+                  latency: pl.DataFrame | None = None, voice: pl.DataFrame | None = None) -> str:
     """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group);
-    ``latency``: each run and domain's response latency percentiles (report_latency);
+    ``latency``: each run and domain's response latency percentiles (report_latency); ``voice``: each
+    run's voice panel (report_voice);
     ``pages``: (run, scenario) -> its Explanation, for the scenarios the report links to (each
     regressed or stalled one), rendered at the end as the scenario page of ``scorelake view``."""
     pages = pages or {}
@@ -239,6 +278,8 @@ its group beyond the noise (exact McNemar on the scenarios both ran the same way
 <div id="charts"></div>
 <h2>Response latency by domain across runs</h2>
 {_latency_html(latency)}
+<h2>Voice across runs: what was heard, turn-taking, and why scenarios failed</h2>
+{_voice_html(pl.DataFrame() if voice is None else voice, runs["run_id"].to_list())}
 <h2>Latest run against the previous one</h2>
 {_comparison_html(comparison, pages)}
 <h2>Stalled scenarios</h2>
