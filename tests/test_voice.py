@@ -343,3 +343,40 @@ def test_the_report_charts_the_voice_across_runs_and_counts_failures_by_cause(ed
     causes = page.split("id='failure-causes'", 1)[1].split("</table>", 1)[0]
     whole = wh.voice([BASELINE]).filter(pl.col("domain") == "(all)").row(0, named=True)
     assert f"<td class=num>{whole['failed']}</td>" in causes and BASELINE in causes
+
+
+def _tick(agent: str | None = None, user: str | None = None) -> dict:
+    """One τ-voice tick: a side that speaks has a chunk with contains_speech and its words."""
+    chunk = lambda role, text: None if text is None else {"role": role, "content": text, "contains_speech": True}  # noqa: E731
+    return {"tick_id": 0, "timestamp": "t", "tick_duration_seconds": 0.2, "agent_chunk": chunk("assistant", agent),
+            "user_chunk": chunk("user", user)}
+
+
+def test_tau_voice_ticks_read_as_segments_and_measured_by_the_same_panel(tmp_path):
+    """A τ-voice simulation of 20 ticks of 0.2 s: the agent speaks ticks 0-4 (0-1.0 s), the user 3-7
+    (0.6-1.6 s: barging in at 0.6), the agent again 10-14 (2.0-3.0 s), and the user's last tick (19)
+    is the stop signal's, after a silent one, and is left out."""
+    from tests.hostile import tau2_document
+
+    ticks = [_tick() for _ in range(20)]
+    for i in range(0, 5):
+        ticks[i] = _tick(agent="hello" if i == 0 else "there")
+    for i in range(3, 8):
+        ticks[i] = {**ticks[i], "user_chunk": {"role": "user", "content": "wait", "contains_speech": True}}
+    for i in range(10, 15):
+        ticks[i] = _tick(agent="ok")
+    ticks[19] = _tick(user="###STOP###")
+    doc = tau2_document()
+    doc["simulations"][0]["ticks"] = ticks
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "voice_airline.json").write_text(json.dumps(doc))
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(tmp_path / "runs")
+    (row,) = wh.sql("SELECT * FROM scenario_voice").to_dicts()
+    assert row["agent_talk_s"] == pytest.approx(2.0) and row["user_talk_s"] == pytest.approx(1.0)
+    assert row["overlap_s"] == pytest.approx(0.4) and row["user_barge_ins"] == 1
+    # the user's turn ends at 1.6 with the agent silent; the agent answers at 2.0
+    assert (row["user_turns"], row["responses"]) == (1, 1) and row["response_latency_s"] == pytest.approx(0.4)
+    assert row["longest_silence_s"] == pytest.approx(0.4) and row["user_to_agent_wer"] is None
+    segments = json.loads(wh.voice_of(row["run_id"], row["scenario_name"])["segments_json"])
+    assert [s[0] for s in segments] == ["agent", "user", "agent"] and segments[0][3] == "hello there there there there"

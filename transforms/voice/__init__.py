@@ -19,7 +19,7 @@ from scorelake.transforms.voice._heard import (
     turns,
     words,
 )
-from scorelake.transforms.voice._speech import Segment, segments_of, turn_taking, union
+from scorelake.transforms.voice._speech import Segment, segments_of, tick_segments, turn_taking, union
 
 
 def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
@@ -45,4 +45,4 @@ def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
 
 
 __all__ = ["CUES", "AudioUnreadable", "Segment", "audio_facts", "speech_activity", "edit_distance", "heard_facts", "key_entities", "misheard", "segments_of", "spoken",
-           "turn_taking", "turns", "union", "voice_row", "words"]
+           "tick_segments", "turn_taking", "turns", "union", "voice_row", "words"]

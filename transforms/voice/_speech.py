@@ -45,6 +45,44 @@ def segments_of(doc: Any) -> list[Segment] | None:
     return sorted(found, key=lambda s: (s.start, s.end)) or None
 
 
+TICK_S = 0.2  # tau2's default tick, where a tick does not say its own
+
+
+def tick_segments(ticks: Any) -> list[dict] | None:
+    """τ-voice (tau2 full-duplex) ticks as conversation segments, in ``conversation_log.seglst.json``'s
+    shape: contiguous ticks whose agent (or user) chunk ``contains_speech`` are one segment of that
+    speaker, from its first tick's start to its last tick's end, its words the chunks' contents.
+    As tau2's ``filter_end_of_conversation_ticks``, a last tick of user speech after a tick without
+    any is the stop signal's, not speech, and is left out. None when there are no ticks."""
+    if not isinstance(ticks, list) or not ticks:
+        return None
+    ticks = [t for t in ticks if isinstance(t, dict)]
+
+    def speaks(tick: dict, role: str) -> bool:
+        chunk = tick.get(f"{role}_chunk")
+        return isinstance(chunk, dict) and chunk.get("contains_speech") is True
+
+    if len(ticks) > 1 and speaks(ticks[-1], USER) and not speaks(ticks[-2], USER):
+        ticks = ticks[:-1]
+    segments, open_ = [], {}
+    at = 0.0
+    for tick in ticks:
+        duration = tick.get("tick_duration_seconds")
+        duration = duration if isinstance(duration, (int, float)) and 0 < duration < 60 else TICK_S
+        for role in (AGENT, USER):
+            if speaks(tick, role):
+                content = tick[f"{role}_chunk"].get("content")
+                current = open_.setdefault(role, {"speaker": role, "start_time": at, "words": []})
+                current["end_time"] = at + duration
+                if isinstance(content, str) and content.strip():
+                    current["words"].append(content.strip())
+            elif role in open_:
+                segments.append(open_.pop(role))
+        at += duration
+    segments += open_.values()
+    return sorted(({**s, "words": " ".join(s["words"])} for s in segments), key=lambda s: s["start_time"]) or None
+
+
 def union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
     """Overlapping or touching intervals merged, in order."""
     merged: list[list[float]] = []

@@ -55,6 +55,7 @@ class Tau2Simulation(_Lenient):
     duration: Seconds | None = None
     reward_info: Tau2RewardInfo | None = None
     messages: list[dict[str, Any]] = []
+    ticks: list[Any] | None = None  # τ-voice (full-duplex): what each side did in each tick
 
     @model_validator(mode="before")
     @classmethod

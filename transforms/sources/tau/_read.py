@@ -24,6 +24,7 @@ from scorelake.transforms.sources._files import BadInput, SessionTables, load_js
 from scorelake.transforms.sources._lineage import definition_columns, part_hash
 from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.tau._raw import Tau2Header, Tau2Simulation, TauBenchRecord
+from scorelake.transforms.voice import tick_segments, voice_row
 
 BASIS_SIGNALS = {
     "DB": Signal.DB_STATE_MATCH,
@@ -159,6 +160,9 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
     evidence = {"turns": message_turn_rows(key, sim.messages),
                 "tool_calls": tool_call_rows(key, "agent", sim.messages)}
+    voice = voice_row(key, tick_segments(sim.ticks), None, None, lambda: [])  # τ-voice: its full-duplex ticks
+    if voice is not None:
+        evidence["voice"] = [voice]
     if info is None:
         return row, verdicts, evidence
     if info.db_check is not None:

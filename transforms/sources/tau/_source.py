@@ -13,8 +13,8 @@ from scorelake.transforms.sources.tau._read import read_tau2, read_tau_bench
 
 # Part of a file's fingerprint: a reader that extracts more from the same file re-reads files an
 # older one ingested (2: COMMUNICATE, reward basis, recovered task ids; 3: evidence: turns, tool calls;
-# 4: the definition's lineage; 5: where each tool call falls in the transcript).
-READER_VERSION = "5"
+# 4: the definition's lineage; 5: where each tool call falls in the transcript; 6: τ-voice ticks).
+READER_VERSION = "6"
 
 
 def sniff(path: Path) -> str | None:
