@@ -63,12 +63,18 @@ def test_scorelakes_own_temporary_files_never_make_a_folder_foreign(tmp_path):
     assert refused.exit_code == 2 and "holds other files (notes.txt)" in refused.output
 
 
-@pytest.mark.slow
-def test_a_first_ingest_killed_at_the_view_database_leaves_a_warehouse_that_answers(tmp_path):
+def first_ingest_killed_at(tmp_path: Path, step: str) -> str:
+    """A warehouse whose first ingest was killed (SIGKILL) at a crash point (``_faults.crash_point``)."""
     target = str(tmp_path / "wh")
     killed = subprocess.run([SCORELAKE, "ingest", str(CONFORMANCE / BASELINE), "-w", target],
-                            env={**os.environ, "SCORELAKE_CRASH_AT": "views"}, capture_output=True, timeout=300)
+                            env={**os.environ, "SCORELAKE_CRASH_AT": step}, capture_output=True, timeout=300)
     assert killed.returncode == -signal.SIGKILL
+    return target
+
+
+@pytest.mark.slow
+def test_a_first_ingest_killed_at_the_view_database_leaves_a_warehouse_that_answers(tmp_path):
+    target = first_ingest_killed_at(tmp_path, "views")
     assert any(".tmp" in p.name for p in Path(target).iterdir())  # the view database it was writing
     rates = subprocess.run([SCORELAKE, "rates", "-w", target], capture_output=True, text=True, timeout=120)
     assert rates.returncode == 0, rates.stderr  # the committed tables, bound in memory
@@ -269,10 +275,7 @@ def test_the_viewers_review_writes_refuse_what_they_cannot_store_and_never_read_
 
 @pytest.mark.slow
 def test_a_first_ingest_killed_while_it_creates_the_tables_is_said_and_completed_by_a_write(tmp_path):
-    target = str(tmp_path / "wh")
-    killed = subprocess.run([SCORELAKE, "ingest", str(CONFORMANCE / BASELINE), "-w", target],
-                            env={**os.environ, "SCORELAKE_CRASH_AT": "create:4"}, capture_output=True, timeout=300)
-    assert killed.returncode == -signal.SIGKILL
+    target = first_ingest_killed_at(tmp_path, "create:4")
     reads = [["check"], ["rates"], ["sql", "SELECT count(*) FROM scenario_scores"], ["reviews"], ["log"],
              ["policies"], ["latency"]]
     for args in reads:

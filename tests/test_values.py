@@ -83,8 +83,12 @@ def test_what_the_commands_print_as_json_is_strict_json(bad_values, args):
 
 
 def test_json_has_no_nan_nor_infinity(capsys):
-    print_json({"a": float("nan"), "b": [float("inf"), -float("inf"), 1.5], "c": {"d": float("nan")}})
-    assert json.loads(capsys.readouterr().out) == {"a": None, "b": [None, None, 1.5], "c": {"d": None}}
+    from datetime import UTC, datetime
+
+    print_json({"a": float("nan"), "b": [float("inf"), -float("inf"), 1.5], "c": {"d": float("nan")},
+                "at": datetime(2026, 12, 5, 9, 30, tzinfo=UTC)})
+    assert json.loads(capsys.readouterr().out) == {"a": None, "b": [None, None, 1.5], "c": {"d": None},
+                                                   "at": "2026-12-05 09:30:00+00:00"}
 
 
 def test_csv_cells_that_a_spreadsheet_would_run_as_formulas_are_neutralised():

@@ -107,7 +107,8 @@ def test_what_each_side_heard_worked_out_by_hand():
     assert facts["user_to_agent_wer"] == pytest.approx(0.2)
     # the agent said: hi how can i help thanks (6); the user heard the same (the cues left out)
     assert (facts["agent_to_user_errors"], facts["agent_to_user_words"]) == (0, 6)
-    assert json.loads(facts["misheard_json"]) == [{"entity": "tc 55678", "heard": "tc 55687"}]
+    assert json.loads(facts["misheard_json"]) == [{"entity": "tc 55678", "heard": "tc 55687", "acted_on": True}]
+    assert facts["misheard_acted_on"] == 1  # the agent answered ("Thanks.") after hearing it
 
 
 def test_an_empty_or_absent_context_is_no_error_rate():
@@ -139,7 +140,7 @@ def edited(tmp_path_factory):
     at 17.0 s (inside the agent's 14.809-17.619) and the agent's last turn run on to 38.5 s (past the
     user's start at 37.655), and "Yes, that's right." heard by the agent as "Yes, that's wrong.";
     in qa__speed_of_light, a code the user is told (TC-55678) said by the user and heard by the
-    agent as TC 55687."""
+    agent as TC 55687, which it then answers."""
     runs = tmp_path_factory.mktemp("voice") / "runs"
     shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
     inventor, light = runs / BASELINE / INVENTOR, runs / BASELINE / LIGHT
@@ -154,8 +155,8 @@ def edited(tmp_path_factory):
         m.update(content="Yes, that's wrong.") for m in context if m.get("content") == "Yes, that's right."])
     _edit_json(light / "bot_logs_user" / "llm_context.json",
                lambda context: context.append({"role": "assistant", "content": "My code is TC-55678."}))
-    _edit_json(light / "bot_logs_agent" / "llm_context.json",
-               lambda context: context.append({"role": "user", "content": "My code is TC 55687"}))
+    _edit_json(light / "bot_logs_agent" / "llm_context.json", lambda context: context.extend(
+        [{"role": "user", "content": "My code is TC 55687"}, {"role": "assistant", "content": "Let me look."}]))
     prompt = light / "scenario_config" / "user_prompt.txt"
     prompt.chmod(0o644)
     prompt.write_text(prompt.read_text() + "\nYour code is TC-55678.\n")
@@ -187,8 +188,8 @@ def test_the_voice_view_of_the_edited_copies_holds_the_numbers_worked_out_by_han
     assert (inventor["user_to_agent_errors"], inventor["user_to_agent_words"]) == (1, 25)
     assert inventor["user_to_agent_wer"] == pytest.approx(1 / 25) and inventor["agent_to_user_wer"] == 0
     light = rows[LIGHT]
-    assert json.loads(light["misheard_json"]) == [{"entity": "tc 55678", "heard": "tc 55687"}]
-    assert light["misheard_entities"] == 1 and light["user_to_agent_errors"] == 1
+    assert json.loads(light["misheard_json"]) == [{"entity": "tc 55678", "heard": "tc 55687", "acted_on": True}]
+    assert light["misheard_entities"] == light["misheard_acted_on"] == 1 and light["user_to_agent_errors"] == 1
     untouched = rows["tau2_retail__21"]
     assert untouched["user_to_agent_wer"] == 0 and untouched["overlap_s"] == 0
 

@@ -158,7 +158,10 @@ VOICE_COLUMNS: tuple[Column, ...] = (
     Column("agent_to_user_wer", F64, "agent_to_user_errors / agent_to_user_words", "share"),
     Column("misheard_entities", I64, "key entities (numbers, codes, names the scenario gives) the user said "
            "that the agent did not hear as said", "count"),
-    Column("misheard_json", Str, "those entities, each with what the agent heard instead (JSON)"),
+    Column("misheard_acted_on", I64, "of those, heard in a turn the agent acted after (answered or called a "
+           "tool)", "count"),
+    Column("misheard_json", Str, "those entities, each with what the agent heard instead and whether it acted "
+           "after (JSON)"),
     # from conversation_log.wav, where a session has it (transforms/voice/_audio.py: energy over 20 ms frames)
     Column("audio_s", F64, "the recording's length", "s"),
     Column("audio_agent_talk_s", F64, "the agent's speech as the audio has it (right channel)", "s"),

@@ -11,7 +11,7 @@ SELECT s.run_id, s.scenario_name, s.domain, s.position,
        v.interruptions, v.yields, v.yield_latency_s, v.yield_rate, v.agent_interruption_rate,
        v.user_to_agent_errors, v.user_to_agent_words, v.user_to_agent_wer,
        v.agent_to_user_errors, v.agent_to_user_words, v.agent_to_user_wer,
-       v.misheard_entities, v.misheard_json,
+       v.misheard_entities, v.misheard_acted_on, v.misheard_json,
        v.audio_s, v.audio_agent_talk_s, v.audio_user_talk_s, v.audio_overlap_s, v.audio_silence_s,
        v.audio_first_speech_s, v.audio_first_agent_s, v.audio_drift_s
 FROM stg_scenarios AS s

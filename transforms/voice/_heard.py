@@ -68,21 +68,37 @@ def _content(message: dict) -> str:
     return ""
 
 
-def turns(context: Any, role: str, side: str) -> list[str] | None:
-    """The texts of the ``role`` messages of one bot's LLM context (``side``: whose context), in
-    order, less the pipeline's cue that opens it and the empty ones; None when the context is absent."""
+def _placed_turns(context: Any, role: str, side: str) -> list[tuple[int, str]] | None:
+    """(its place in the context, its text) of each ``role`` message of one bot's LLM context
+    (``side``: whose context), in order, less the pipeline's cue that opens it and the empty ones;
+    None when the context is absent."""
     if not isinstance(context, list):
         return None
-    texts = [text for m in context if isinstance(m, dict) and m.get("role") == role and (text := _content(m)).strip()]
-    if role == "user" and texts and texts[0].strip() in CUES[side]:
-        texts = texts[1:]
-    return texts
+    placed = [(i, text) for i, m in enumerate(context)
+              if isinstance(m, dict) and m.get("role") == role and (text := _content(m)).strip()]
+    if role == "user" and placed and placed[0][1].strip() in CUES[side]:
+        placed = placed[1:]
+    return placed
+
+
+def turns(context: Any, role: str, side: str) -> list[str] | None:
+    """The texts of ``_placed_turns``: what one side said, or heard, turn by turn."""
+    placed = _placed_turns(context, role, side)
+    return None if placed is None else [text for _, text in placed]
 
 
 def spoken(context: Any, role: str, side: str) -> list[str] | None:
     """The words of ``turns(context, role, side)``; None when there are none."""
     texts = turns(context, role, side)
     return words(" ".join(texts)) or None if texts else None
+
+
+def _acted_after(context: list) -> list[tuple[list[str], bool]]:
+    """Each user turn of the agent's context as its words, and whether the agent acted after hearing
+    it (a later assistant message that says something or calls a tool)."""
+    last_act = max((i for i, m in enumerate(context) if isinstance(m, dict) and m.get("role") == "assistant"
+                    and (_content(m).strip() or m.get("tool_calls"))), default=-1)
+    return [(words(text), place < last_act) for place, text in _placed_turns(context, "user", "agent")]
 
 
 def error_rate(said: list[str] | None, heard: list[str] | None) -> tuple[int | None, int | None]:
@@ -142,9 +158,13 @@ def _said_in(entity: str, text: str) -> bool:
     return f" {entity} " in f" {text} "
 
 
-def misheard(entities: list[str], said: list[str], heard: list[str]) -> list[dict]:
-    """The key entities the user said and the agent did not hear as said (``said``, ``heard``: their
-    words), each with what it heard instead (the words of the agent's input closest to it)."""
+def misheard(entities: list[str], said: list[str], heard_turns: list[tuple[list[str], bool]]) -> list[dict]:
+    """The key entities the user said and the agent did not hear as said (``said``: the user's words;
+    ``heard_turns``: each turn the agent heard, its words and whether the agent acted after it), each
+    with what it heard instead (the words of its input closest to the entity) and whether it acted
+    after hearing that."""
+    heard = [w for turn, _ in heard_turns for w in turn]
+    acted = [after for turn, after in heard_turns for _ in turn]  # per word: its turn's
     said_text, heard_text = " ".join(said), " ".join(heard)
     found = []
     for entity in entities:
@@ -152,9 +172,10 @@ def misheard(entities: list[str], said: list[str], heard: list[str]) -> list[dic
             continue
         wanted = entity.split()
         n = len(wanted)
-        windows = [heard[i:i + n] for i in range(max(len(heard) - n + 1, 1))]
-        closest = min(windows, key=lambda w: edit_distance(wanted, w))  # the first of the closest
-        found.append({"entity": entity, "heard": " ".join(closest) or None})
+        starts = range(max(len(heard) - n + 1, 1))
+        at = min(starts, key=lambda i: edit_distance(wanted, heard[i:i + n]))  # the first of the closest
+        found.append({"entity": entity, "heard": " ".join(heard[at:at + n]) or None,
+                      "acted_on": bool(acted) and acted[at]})
     return found
 
 
@@ -166,7 +187,8 @@ def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], li
     agent_said, user_heard = spoken(agent_context, "assistant", "agent"), spoken(user_context, "user", "user")
     to_agent, to_agent_words = error_rate(user_said, agent_heard)
     to_user, to_user_words = error_rate(agent_said, user_heard)
-    missed = None if to_agent is None else misheard(entities(), user_said, agent_heard) if to_agent else []
+    missed = (None if to_agent is None else misheard(entities(), user_said, _acted_after(agent_context)) if to_agent
+              else [])
     return {
         "user_to_agent_errors": to_agent, "user_to_agent_words": to_agent_words,
         "user_to_agent_wer": to_agent / to_agent_words if to_agent_words else None,
@@ -174,4 +196,5 @@ def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], li
         "agent_to_user_wer": to_user / to_user_words if to_user_words else None,
         "misheard_json": None if missed is None else json.dumps(missed),
         "misheard_entities": None if missed is None else len(missed),
+        "misheard_acted_on": None if missed is None else sum(m["acted_on"] for m in missed),
     }
