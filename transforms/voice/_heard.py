@@ -17,7 +17,8 @@ from typing import Any, Callable
 # The messages nobody spoke: the text the pipeline gives a bot to start it, the first ``user``
 # message of its LLM context. The agent's: upstream's bridge sends it "Hello" a second after it
 # connects (``send_kickoff``: ``send_text_to_agent("Hello")``, nemo_voice_agent/evaluation/bridge.py);
-# the user simulator's context opens with "(conversation start)" (its LLM needs a user turn first).
+# the user simulator's context opens with "(conversation start)" in the upstream-written sessions (a
+# user turn for an LLM that needs one first; upstream's code does not hold the string).
 CUES = {"agent": ("Hello",), "user": ("(conversation start)",)}
 
 
