@@ -89,7 +89,7 @@ def test_the_bit_parallel_edit_distance_is_levenshteins():
         a = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
         b = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
         assert edit_distance(a, b) == _levenshtein(a, b)
-    assert edit_distance("the cat sat".split(), "the bat sat down".split()) == 2
+    assert edit_distance(["the", "cat", "sat"], ["the", "bat", "sat", "down"]) == 2
 
 
 def test_what_each_side_heard_worked_out_by_hand():
@@ -348,7 +348,7 @@ def test_the_report_charts_the_voice_across_runs_and_counts_failures_by_cause(ed
 
 def _tick(agent: str | None = None, user: str | None = None) -> dict:
     """One τ-voice tick: a side that speaks has a chunk with contains_speech and its words."""
-    chunk = lambda role, text: None if text is None else {"role": role, "content": text, "contains_speech": True}  # noqa: E731
+    chunk = lambda role, text: None if text is None else {"role": role, "content": text, "contains_speech": True}
     return {"tick_id": 0, "timestamp": "t", "tick_duration_seconds": 0.2, "agent_chunk": chunk("assistant", agent),
             "user_chunk": chunk("user", user)}
 
@@ -360,7 +360,7 @@ def test_tau_voice_ticks_read_as_segments_and_measured_by_the_same_panel(tmp_pat
     from tests.hostile import tau2_document
 
     ticks = [_tick() for _ in range(20)]
-    for i in range(0, 5):
+    for i in range(5):
         ticks[i] = _tick(agent="hello" if i == 0 else "there")
     for i in range(3, 8):
         ticks[i] = {**ticks[i], "user_chunk": {"role": "user", "content": "wait", "contains_speech": True}}

@@ -77,7 +77,7 @@ def run(argv: list[str], cwd: Path, env: dict, expect: int = 0, timeout: float =
 
 
 def readme_blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    return re.findall(rf"```{language}\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL)
 
 
 def fresh_folder(root: Path, name: str) -> Path:

@@ -23,7 +23,7 @@ def voice_change(rows: pl.DataFrame, run_a: str, run_b: str, scenarios: list[str
               pl.col("user_to_agent_words").sum().alias("words")]
     per = pl.concat([kept.group_by("run_id", "domain").agg(pooled),
                      kept.group_by("run_id").agg(pooled).with_columns(domain=pl.lit("(all)"))], how="diagonal")
-    side = lambda run, tag: per.filter(pl.col("run_id") == run).select(  # noqa: E731
+    side = lambda run, tag: per.filter(pl.col("run_id") == run).select(
         "domain", *(pl.col(c).alias(f"{c}_{tag}") for c in ("scenarios", "overlap_s", "wer", "words")))
     joined = side(run_a, "a").join(side(run_b, "b"), on="domain", how="inner")
     out = joined.select(

@@ -5,8 +5,8 @@ calls ``voice_row`` while it reads a scenario; the warehouse's ``voice`` table h
 from __future__ import annotations
 
 import json
-from itertools import zip_longest
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from scorelake.transforms.voice._audio import AudioUnreadable, audio_facts, speech_activity
 from scorelake.transforms.voice._heard import (
@@ -35,14 +35,28 @@ def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
     spoken_facts = turn_taking(segments, lambda text: len(words(text))) if segments else {}
     if audio is not None:
         spoken_facts |= audio_facts(audio, segments)
-    said, heard = turns(user_context, "assistant", "user"), turns(agent_context, "user", "agent")
     return {**key, "has_segments": segments is not None, **spoken_facts,
             **heard_facts(agent_context, user_context, entities),
             "segments_json": None if segments is None else json.dumps(
-                [[s.speaker, round(s.start, 3), round(s.end, 3), s.words] for s in segments]),
-            "heard_json": None if said is None and heard is None else json.dumps(
-                list(zip_longest(said or [], heard or [])))}
+                [[s.speaker, round(s.start, 3), round(s.end, 3), s.words] for s in segments])}
 
 
-__all__ = ["CUES", "AudioUnreadable", "Segment", "audio_facts", "speech_activity", "edit_distance", "heard_facts", "key_entities", "misheard", "segments_of", "spoken",
-           "tick_segments", "turn_taking", "turns", "union", "voice_row", "words"]
+__all__ = [
+    "CUES",
+    "AudioUnreadable",
+    "Segment",
+    "audio_facts",
+    "edit_distance",
+    "heard_facts",
+    "key_entities",
+    "misheard",
+    "segments_of",
+    "speech_activity",
+    "spoken",
+    "tick_segments",
+    "turn_taking",
+    "turns",
+    "union",
+    "voice_row",
+    "words",
+]

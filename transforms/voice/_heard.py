@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from itertools import zip_longest
+from typing import Any
 
 # The messages nobody spoke: the text the pipeline gives a bot to start it, the first ``user``
 # message of its LLM context. The agent's: upstream's bridge sends it "Hello" a second after it
@@ -88,10 +90,14 @@ def turns(context: Any, role: str, side: str) -> list[str] | None:
     return None if placed is None else [text for _, text in placed]
 
 
+def _words_of(texts: list[str] | None) -> list[str] | None:
+    """The words of some turns' texts; None when there are none."""
+    return words(" ".join(texts)) or None if texts else None
+
+
 def spoken(context: Any, role: str, side: str) -> list[str] | None:
     """The words of ``turns(context, role, side)``; None when there are none."""
-    texts = turns(context, role, side)
-    return words(" ".join(texts)) or None if texts else None
+    return _words_of(turns(context, role, side))
 
 
 def _acted_after(context: list) -> list[tuple[list[str], bool]]:
@@ -181,10 +187,11 @@ def misheard(entities: list[str], said: list[str], heard_turns: list[tuple[list[
 
 
 def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], list[str]]) -> dict[str, Any]:
-    """Per scenario: both directions' word errors and reference words, their WER, and the key
-    entities misheard (``VOICE_COLUMNS`` names). ``entities`` gives the scenario's key entities: asked
+    """Per scenario: both directions' word errors and reference words, their WER, the key entities
+    misheard, and the user's turns as said and as heard (``VOICE_COLUMNS`` names). ``entities`` gives the scenario's key entities: asked
     only when the agent heard the user other than as said (else none can have been misheard)."""
-    user_said, agent_heard = spoken(user_context, "assistant", "user"), spoken(agent_context, "user", "agent")
+    said_turns, heard_turns = turns(user_context, "assistant", "user"), turns(agent_context, "user", "agent")
+    user_said, agent_heard = _words_of(said_turns), _words_of(heard_turns)
     agent_said, user_heard = spoken(agent_context, "assistant", "agent"), spoken(user_context, "user", "user")
     to_agent, to_agent_words = error_rate(user_said, agent_heard)
     to_user, to_user_words = error_rate(agent_said, user_heard)
@@ -196,6 +203,9 @@ def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], li
         "agent_to_user_errors": to_user, "agent_to_user_words": to_user_words,
         "agent_to_user_wer": to_user / to_user_words if to_user_words else None,
         "misheard_json": None if missed is None else json.dumps(missed),
+        # each user turn as said and as heard, paired in order (the viewer's side by side)
+        "heard_json": None if said_turns is None and heard_turns is None else json.dumps(
+            list(zip_longest(said_turns or [], heard_turns or []))),
         "misheard_entities": None if missed is None else len(missed),
         "misheard_acted_on": None if missed is None else sum(m["acted_on"] for m in missed),
     }
