@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import polars as pl
 
-from scorelake.transforms.voice import union, words
+from scorelake.transforms.voice import Segment, intersection, response_events, union, words
 from scorelake.web._pages import esc, link, scenario_link, segment
 
 LONG_SILENCE_S = 2.0  # a silence longer than this is marked on the timeline
@@ -25,7 +25,7 @@ def _x(t: float, start: float, span: float) -> float:
 def timeline_svg(segments: list[list]) -> str:
     """Two lanes, agent above the user: each segment a bar (its words on hover), overlaps in red
     across both, silences over 2 s hatched with their length, and each response latency labelled
-    (from a user segment's end to the agent's next start)."""
+    (the response events ``turn_taking`` counts)."""
     start, end = min(s[1] for s in segments), max(s[2] for s in segments)
     span = max(end - start, 1e-6)
     lanes = {"agent": TOP, "user": TOP + LANE + 8}
@@ -39,16 +39,14 @@ def timeline_svg(segments: list[list]) -> str:
                      f'width="{max(_x(s1, start, span) - _x(s0, start, span), 1):.1f}" height="{LANE}" '
                      f'fill="{"#4a7bd0" if speaker == "agent" else "#6aa86b"}"><title>{esc(speaker)} '
                      f'{s0:.1f}-{s1:.1f} s: {esc(said)}</title></rect>')
-    agent = union((s[1], s[2]) for s in segments if s[0] == "agent")
-    user = union((s[1], s[2]) for s in segments if s[0] == "user")
-    for a0, a1 in agent:
-        for u0, u1 in user:
-            low, high = max(a0, u0), min(a1, u1)
-            if high > low:
-                parts.append(f'<rect class="overlap" x="{_x(low, start, span):.1f}" y="{TOP}" '
-                             f'width="{max(_x(high, start, span) - _x(low, start, span), 1):.1f}" '
-                             f'height="{2 * LANE + 8}" fill="#b3261e" fill-opacity=".45"><title>both speak '
-                             f'{high - low:.1f} s</title></rect>')
+    measured = [Segment(*s) for s in segments]
+    agent = union((s.start, s.end) for s in measured if s.speaker == "agent")
+    user = union((s.start, s.end) for s in measured if s.speaker == "user")
+    for low, high in intersection(agent, user):
+        parts.append(f'<rect class="overlap" x="{_x(low, start, span):.1f}" y="{TOP}" '
+                     f'width="{max(_x(high, start, span) - _x(low, start, span), 1):.1f}" '
+                     f'height="{2 * LANE + 8}" fill="#b3261e" fill-opacity=".45"><title>both speak '
+                     f'{high - low:.1f} s</title></rect>')
     anyone = union([*agent, *user])
     for (_, gap_start), (gap_end, _) in pairwise(anyone):
         if gap_end - gap_start > LONG_SILENCE_S:
@@ -57,13 +55,11 @@ def timeline_svg(segments: list[list]) -> str:
                          f'fill="#999" fill-opacity=".18"><title>silence {gap_end - gap_start:.1f} s</title></rect>'
                          f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 4}" font-size="10" fill="#777" '
                          f'text-anchor="middle">{gap_end - gap_start:.1f} s</text>')
-    for _, u0, u1, _ in (s for s in segments if s[0] == "user"):
-        answer = next((s[1] for s in segments if s[0] == "agent" and s[1] >= u1), None)
-        nxt = next((s[1] for s in segments if s[0] == "user" and s[1] > u1), None)
-        if answer is not None and (nxt is None or answer < nxt):
-            x = _x((u1 + answer) / 2, start, span)
+    for end_of_turn, answer in response_events(measured):
+        if answer is not None:
+            x = _x((end_of_turn + answer) / 2, start, span)
             parts.append(f'<text class="latency-label" x="{x:.1f}" y="{TOP - 6}" font-size="10" fill="#2b55b0" '
-                         f'text-anchor="middle">{answer - u1:.1f} s</text>')
+                         f'text-anchor="middle">{answer - end_of_turn:.1f} s</text>')
     parts.append(f'<text x="{WIDTH - 2}" y="{height - 4}" font-size="10" fill="#555" text-anchor="end">'
                  f'{span:.0f} s</text></svg>')
     return "".join(parts)

@@ -22,7 +22,7 @@ import polars as pl
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import SIGNALS
-from scorelake.transforms.sources import open_regular
+from scorelake.transforms.sources import open_regular, read_within
 from scorelake.transforms.warehouse import Store
 
 COMPOSITE = "is_successful"
@@ -150,13 +150,10 @@ def _file_text(path: Path) -> str:
         reason = "no such file" if not os.path.lexists(path) else "not a regular file (a folder, a FIFO or a device)"
         raise InvalidArgument(f"{path}: {reason}")
     try:
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            size += len(chunk)
-            if size > MAX_IMPORT_BYTES:
-                raise InvalidArgument(f"{path}: larger than {MAX_IMPORT_BYTES:,} bytes: split it")
-            chunks.append(chunk)
-        return b"".join(chunks).decode("utf-8-sig")
+        data = read_within(fd, MAX_IMPORT_BYTES)
+        if data is None:
+            raise InvalidArgument(f"{path}: larger than {MAX_IMPORT_BYTES:,} bytes: split it")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidArgument(f"{path}: not UTF-8 ({exc})") from None
     except OSError as exc:

@@ -69,15 +69,23 @@ def read_bytes(path: str | Path, root: Path, missing_ok: bool = False,
             raise BadInput(rel(), "file too large", f"{st.st_size} bytes > limit {MAX_FILE_BYTES}")
         if st.st_size == 0:
             raise BadInput(rel(), "empty file")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            size += len(chunk)
-            if size > MAX_FILE_BYTES:  # grew while being read
-                raise BadInput(rel(), "file too large", f"over {MAX_FILE_BYTES} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        data = read_within(fd, MAX_FILE_BYTES)
+        if data is None:  # grew while being read
+            raise BadInput(rel(), "file too large", f"over {MAX_FILE_BYTES} bytes")
+        return data
     finally:
         os.close(fd)
+
+
+def read_within(fd: int, limit: int) -> bytes | None:
+    """Every byte ``fd`` gives, or None once they pass ``limit`` (the rest is never read)."""
+    chunks, size = [], 0
+    while chunk := os.read(fd, 1 << 20):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def inside(path: str | Path, root: str | Path) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from scorelake.transforms.voice._speech import AGENT, USER, Segment, union
+from scorelake.transforms.voice._speech import AGENT, USER, Segment, intersection, union
 
 FRAME_S = 0.02
 THRESHOLD_DBFS = -40.0
@@ -79,7 +79,7 @@ def audio_facts(path: str, segments: list[Segment] | None) -> dict[str, Any]:
     speech, length = speech_activity(path)
     agent, user = union(speech[AGENT]), union(speech[USER])
     anyone = union([*agent, *user])
-    both = sum(max(0.0, min(a1, u1) - max(a0, u0)) for a0, a1 in agent for u0, u1 in user)
+    both = sum(e - s for s, e in intersection(agent, user))
     drifts = sorted(s.start - min((begin for begin, _ in speech[s.speaker]), key=lambda begin: abs(begin - s.start))
                     for s in segments or () if speech[s.speaker])
     middle = len(drifts) // 2

@@ -4,8 +4,8 @@ recognition gave its LLM, as a word error rate over the whole conversation, and 
 
 Text is lower-cased; every character that is not a letter or a digit (``str.isalnum``) becomes a
 space, except an apostrophe between two such characters (``don't``); words are what whitespace
-separates (so ``TC-55678`` is two words); a typographic apostrophe (’) counts as one ('). WER = word edit distance (substitutions, deletions,
-insertions) / reference words.
+separates (so ``TC-55678`` is two words); a typographic apostrophe (’) counts as one ('). WER = word
+edit distance (substitutions, deletions, insertions) / reference words.
 """
 
 from __future__ import annotations
@@ -188,8 +188,9 @@ def misheard(entities: list[str], said: list[str], heard_turns: list[tuple[list[
 
 def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], list[str]]) -> dict[str, Any]:
     """Per scenario: both directions' word errors and reference words, their WER, the key entities
-    misheard, and the user's turns as said and as heard (``VOICE_COLUMNS`` names). ``entities`` gives the scenario's key entities: asked
-    only when the agent heard the user other than as said (else none can have been misheard)."""
+    misheard, and the user's turns as said and as heard (``VOICE_COLUMNS`` names). ``entities`` gives
+    the scenario's key entities: asked only when the agent heard the user other than as said (else
+    none can have been misheard)."""
     said_turns, heard_turns = turns(user_context, "assistant", "user"), turns(agent_context, "user", "agent")
     user_said, agent_heard = _words_of(said_turns), _words_of(heard_turns)
     agent_said, user_heard = spoken(agent_context, "assistant", "agent"), spoken(user_context, "user", "user")

@@ -98,17 +98,18 @@ def _length(intervals: list[tuple[float, float]]) -> float:
     return sum(e - s for s, e in intervals)
 
 
-def _intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
-    """The total length both unions cover (two ordered lists of disjoint intervals)."""
-    total, i, j = 0.0, 0, 0
+def intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The stretches both unions cover (two ordered lists of disjoint intervals), in order."""
+    both, i, j = [], 0, 0
     while i < len(a) and j < len(b):
         low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        total += max(0.0, high - low)
+        if high > low:
+            both.append((low, high))
         if a[i][1] < b[j][1]:
             i += 1
         else:
             j += 1
-    return total
+    return both
 
 
 def _inside(t: float, segments: list[Segment]) -> Segment | None:
@@ -118,6 +119,23 @@ def _inside(t: float, segments: list[Segment]) -> Segment | None:
 
 def _speaking_at(t: float, segments: list[Segment]) -> bool:
     return any(s.start <= t < s.end for s in segments)
+
+
+def response_events(segments: list[Segment]) -> list[tuple[float, float | None]]:
+    """tau2's response events adapted to segments: each user turn that ended with the agent silent
+    (and no other user speech going on), as (its end, the start of the agent's answer), the answer
+    None when the user spoke again first."""
+    agent = [s for s in segments if s.speaker == AGENT]
+    user = [s for s in segments if s.speaker == USER]
+    events = []
+    for turn in user:
+        if _speaking_at(turn.end, agent) or _inside(turn.end, user):
+            continue  # the agent talks at its end, or the user's speech goes on: no turn to answer yet
+        answer = next((s.start for s in agent if s.start >= turn.end), None)
+        next_user = next((s.start for s in user if s.start > turn.end), None)
+        events.append((turn.end, answer if answer is not None and (next_user is None or answer < next_user)
+                       else None))
+    return events
 
 
 def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
@@ -131,16 +149,9 @@ def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
     gaps = [b[0] - a[1] for a, b in pairwise(anyone)]
     agent_talk, user_talk = _length(agent_speech), _length(user_speech)
 
-    responses, missed = [], 0  # response events: user turns that ended with the agent silent
-    for turn in user:
-        if _speaking_at(turn.end, agent) or _inside(turn.end, user):
-            continue  # the agent talks at its end, or the user's speech goes on: no turn to answer yet
-        answer = next((s.start for s in agent if s.start >= turn.end), None)
-        next_user = next((s.start for s in user if s.start > turn.end), None)
-        if answer is not None and (next_user is None or answer < next_user):
-            responses.append(answer - turn.end)
-        else:
-            missed += 1
+    events = response_events(segments)
+    responses = [answer - end for end, answer in events if answer is not None]
+    missed = len(events) - len(responses)
     yields, no_yields = [], 0  # yield events: the user starting while the agent speaks
     for turn in user:
         talking = _inside(turn.start, agent)
@@ -157,7 +168,7 @@ def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
     return {
         "agent_talk_s": agent_talk,
         "user_talk_s": user_talk,
-        "overlap_s": _intersection(agent_speech, user_speech),
+        "overlap_s": _length(intersection(agent_speech, user_speech)),
         "silence_s": sum(gaps),
         "longest_silence_s": max(gaps, default=0.0),
         "agent_talk_ratio": agent_talk / (agent_talk + user_talk) if agent_talk + user_talk > 0 else None,

@@ -92,8 +92,7 @@ class Tables:
                 self._loaded[table] = DeltaTable(self.table_uri(table))
         except TableNotFoundError:
             if not self.exists():
-                raise WarehouseMissing(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)"
-                                       ) from None
+                raise self._missing() from None
             raise TableMissing(table, f"{self.location}: table '{table}' is missing (the warehouse's first write was "
                                       "cut short while it created the tables, or an older scorelake wrote it): "
                                       "any write creates it, `scorelake compact` for one") from None
@@ -114,10 +113,13 @@ class Tables:
 
         return DeltaTable.is_deltatable(self.table_uri("runs"))
 
+    def _missing(self) -> WarehouseMissing:
+        return WarehouseMissing(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)")
+
     def require(self, writing: bool = False) -> None:
         """A warehouse to read (or, ``writing``, to write: a write completes an incomplete one)."""
         if not self.exists():
-            raise WarehouseMissing(f"{self.location}: no scorelake warehouse here (run `scorelake ingest` first)")
+            raise self._missing()
         if self.is_local and not writing and self.creating_marker.exists():
             raise WarehouseMissing(f"{self.location}: the warehouse is incomplete: a write was cut short while it "
                                    "created the tables. Complete it with `scorelake compact` (or any write, such as "

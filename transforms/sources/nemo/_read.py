@@ -56,7 +56,7 @@ from scorelake.transforms.sources.nemo.columns import (
     Derived,
     definition_parts,
 )
-from scorelake.transforms.voice import AudioUnreadable, key_entities, voice_row
+from scorelake.transforms.voice import key_entities, voice_row
 
 PREDICTION_FILE = "final_agent_response.json"
 DEFAULT_RUN_GROUP = "default"
@@ -182,6 +182,7 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], warnin
     except BadInput as err:
         warnings.append(f"{src.dir.name}: speech segments not measured: {err}")
         segments = None
+
     def entities() -> list[str]:  # read only when the agent misheard the user somewhere
         try:
             instructions = read_bytes(f"{folder}/{USER_PROMPT_FILE}", root, missing_ok=True, seen=seen)
@@ -192,11 +193,8 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], warnin
 
     audio = f"{folder}/{AUDIO_FILE}"
     audio = audio if os.path.isfile(audio) and inside(os.path.realpath(audio), os.path.realpath(root)) else None
-    try:
-        row = voice_row(key, segments, contexts["agent"], contexts["user"], entities, audio)
-    except AudioUnreadable as err:
-        warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {err}")
-        row = voice_row(key, segments, contexts["agent"], contexts["user"], entities)
+    row = voice_row(key, segments, contexts["agent"], contexts["user"], entities, audio,
+                    lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}"))
     return [row] if row else []
 
 
