@@ -18,7 +18,7 @@ FLOORS = (
     ("scorelake.transforms.sources", "scorelake.transforms.scoring", "scorelake.transforms.judging",
      "scorelake.transforms.analysis", "scorelake.transforms.render", "scorelake.transforms.voice"),
     ("scorelake.transforms.warehouse", "scorelake.transforms.columns", "scorelake.transforms.results",
-     "scorelake.transforms.names", "scorelake.transforms.errors", "scorelake.transforms.keys", "scorelake.transforms.__init__"),
+     "scorelake.transforms.names", "scorelake.transforms.registry", "scorelake.transforms.errors", "scorelake.transforms.keys", "scorelake.transforms.__init__"),
 )
 
 

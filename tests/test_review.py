@@ -70,7 +70,7 @@ def test_a_review_is_kept_with_its_history_and_a_later_one_supersedes_it(wh, mon
     (dict(run=BASELINE, scenario="qa__speed_of_light", signal="vibes", verdict="pass"), "unknown signal 'vibes'"),
     (dict(run=BASELINE, scenario="qa__speed_of_light", signal="judge_passed", verdict="maybe"), "verdict 'maybe'"),
     (dict(run=BASELINE, scenario="qa__speed_of_light", signal="judge_passed", verdict="pass", assertion=1),
-     "--assertion is for nl_assertion and db_state_assertion"),
+     "--assertion is for db_state_assertion and nl_assertion"),
     (dict(run=BASELINE, scenario="tau2_retail__21", signal="nl_assertion", verdict="pass", assertion=2),
      "nl_assertion 2: the scenario has 1 NL assertions"),
 ])

@@ -15,6 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from scorelake.transforms.registry import SIGNALS
+
 
 @dataclass(frozen=True)
 class Column:
@@ -22,6 +24,17 @@ class Column:
     dtype: Any
     doc: str = ""
     unit: str = ""
+    # A per-scenario metric's roll-up per run and domain, over the scenario rows `v`: "mean", "max",
+    # "sum" of itself, or an SQL expression (a rate pooled over its events); "" for none.
+    rollup: str = ""
+    label: str = ""  # its heading in the command line's panel ("" for none)
+    events: str = ""  # the column counting the events behind it (a rate), shown as a dash below 10
+
+    def rollup_sql(self) -> str:
+        """Its roll-up as an SQL expression named after it."""
+        shorthand = {"mean": f"avg(v.{self.name})", "max": f"max(v.{self.name})",
+                     "sum": f"sum(v.{self.name})::BIGINT"}
+        return f"{shorthand.get(self.rollup, self.rollup)} AS {self.name}"
 
 
 Str, F64, I64, Bool = pl.String, pl.Float64, pl.Int64, pl.Boolean
@@ -125,39 +138,59 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     Column("raw_excluded", StrList),
 )
 
-# The voice panel's per-scenario facts (transforms/voice; README, "Voice"), beside the scenario's key
-# in the `voice` table: each with its unit and meaning, declared once for the views, the command line
-# and the README. NULL where a scenario's source holds nothing to measure it by, never zero.
-VOICE_COLUMNS: tuple[Column, ...] = (
+# The voice panel's per-scenario metrics (transforms/voice; README, "Voice"), beside the scenario's
+# key in the `voice` table: each with its unit and meaning, its roll-up per run and domain, and its
+# heading in the panel, declared once for the views (sql/marts/scenario_voice.sql, run_voice.sql),
+# the command line and the README. NULL where a scenario's source holds nothing to measure it by.
+VOICE_METRICS: tuple[Column, ...] = (
     Column("has_segments", Bool, doc="conversation_log.seglst.json held speech segments"),
-    Column("agent_talk_s", F64, "the agent's speech: the union of its segments", "s"),
-    Column("user_talk_s", F64, "the user's speech: the union of its segments", "s"),
-    Column("overlap_s", F64, "both speaking at once", "s"),
-    Column("silence_s", F64, "neither speaking, between the first segment's start and the last one's end", "s"),
-    Column("longest_silence_s", F64, "the longest time neither spoke", "s"),
-    Column("agent_talk_ratio", F64, "agent_talk_s / (agent_talk_s + user_talk_s)", "share"),
-    Column("agent_barge_ins", I64, "agent segments starting strictly inside a user segment", "count"),
-    Column("user_barge_ins", I64, "user segments starting strictly inside an agent segment", "count"),
+    Column("agent_talk_s", F64, "the agent's speech: the union of its segments", "s", "mean"),
+    Column("user_talk_s", F64, "the user's speech: the union of its segments", "s", "mean"),
+    Column("overlap_s", F64, "both speaking at once", "s", "mean", "overlap s"),
+    Column("silence_s", F64, "neither speaking, between the first segment's start and the last one's end", "s",
+           "mean", "silence s"),
+    Column("longest_silence_s", F64, "the longest time neither spoke", "s", "max", "longest silence s"),
+    Column("agent_talk_ratio", F64, "agent_talk_s / (agent_talk_s + user_talk_s)", "share",
+           "sum(v.agent_talk_s) / nullif(sum(v.agent_talk_s) + sum(v.user_talk_s), 0)", "talk agent"),
+    Column("agent_barge_ins", I64, "agent segments starting strictly inside a user segment", "count", "sum",
+           "barge-ins agent"),
+    Column("user_barge_ins", I64, "user segments starting strictly inside an agent segment", "count", "sum",
+           "barge-ins user"),
     Column("agent_words", I64, "words the agent spoke (its segments)", "count"),
-    Column("agent_wpm", F64, "the agent's words per minute of its own speech", "wpm"),
-    Column("user_turns", I64, "user turns that ended with the agent silent (tau2's response_total)", "count"),
-    Column("responses", I64, "of those, answered before the user spoke again", "count"),
-    Column("response_latency_s", F64, "mean time from a user turn's end to the agent's answer (tau2 L_R)", "s"),
-    Column("response_rate", F64, "responses / user_turns (tau2 R_R)", "share"),
-    Column("missed_user_turns", I64, "user turns the agent never answered before the user spoke again", "count"),
-    Column("interruptions", I64, "user segments starting while the agent spoke", "count"),
-    Column("yields", I64, "of those, the agent stopped within 2 s", "count"),
-    Column("yield_latency_s", F64, "mean time the agent took to stop, when it yielded (tau2 L_Y)", "s"),
-    Column("yield_rate", F64, "yields / interruptions (tau2 R_Y)", "share"),
-    Column("agent_interruption_rate", F64, "agent_barge_ins / user_turns (tau2 I_A)", "per turn"),
-    Column("user_to_agent_errors", I64, "word errors of what the agent's recognition heard of the user", "count"),
-    Column("user_to_agent_words", I64, "words the user simulator said (the reference)", "count"),
-    Column("user_to_agent_wer", F64, "user_to_agent_errors / user_to_agent_words", "share"),
-    Column("agent_to_user_errors", I64, "word errors of what the user simulator heard of the agent", "count"),
-    Column("agent_to_user_words", I64, "words the agent said (the reference)", "count"),
-    Column("agent_to_user_wer", F64, "agent_to_user_errors / agent_to_user_words", "share"),
+    Column("agent_wpm", F64, "the agent's words per minute of its own speech", "wpm",
+           "sum(v.agent_words) / nullif(sum(v.agent_talk_s) FILTER (WHERE v.agent_words IS NOT NULL) / 60, 0)",
+           "wpm"),
+    Column("user_turns", I64, "user turns that ended with the agent silent (tau2's response_total)", "count", "sum"),
+    Column("responses", I64, "of those, answered before the user spoke again", "count", "sum"),
+    Column("response_latency_s", F64, "mean time from a user turn's end to the agent's answer (tau2 L_R)", "s",
+           "sum(v.response_latency_s * v.responses) / nullif(sum(v.responses), 0)", "response s", "responses"),
+    Column("response_rate", F64, "responses / user_turns (tau2 R_R)", "share",
+           "sum(v.responses) / nullif(sum(v.user_turns), 0)", "response rate", "user_turns"),
+    Column("missed_user_turns", I64, "user turns the agent never answered before the user spoke again", "count",
+           "sum", "missed turns"),
+    Column("interruptions", I64, "user segments starting while the agent spoke", "count", "sum"),
+    Column("yields", I64, "of those, the agent stopped within 2 s", "count", "sum"),
+    Column("yield_latency_s", F64, "mean time the agent took to stop, when it yielded (tau2 L_Y)", "s",
+           "sum(v.yield_latency_s * v.yields) / nullif(sum(v.yields), 0)"),
+    Column("yield_rate", F64, "yields / interruptions (tau2 R_Y)", "share",
+           "sum(v.yields) / nullif(sum(v.interruptions), 0)", "yield rate", "interruptions"),
+    Column("agent_interruption_rate", F64, "agent_barge_ins / user_turns (tau2 I_A)", "per turn",
+           "sum(v.agent_barge_ins) FILTER (WHERE v.user_turns IS NOT NULL) / nullif(sum(v.user_turns), 0)",
+           "interrupts /turn", "user_turns"),
+    Column("user_to_agent_errors", I64, "word errors of what the agent's recognition heard of the user", "count",
+           "sum"),
+    Column("user_to_agent_words", I64, "words the user simulator said (the reference)", "count", "sum"),
+    Column("user_to_agent_wer", F64, "user_to_agent_errors / user_to_agent_words", "share",
+           "sum(v.user_to_agent_errors) / nullif(sum(v.user_to_agent_words), 0)", "WER user>agent",
+           "user_to_agent_words"),
+    Column("agent_to_user_errors", I64, "word errors of what the user simulator heard of the agent", "count",
+           "sum"),
+    Column("agent_to_user_words", I64, "words the agent said (the reference)", "count", "sum"),
+    Column("agent_to_user_wer", F64, "agent_to_user_errors / agent_to_user_words", "share",
+           "sum(v.agent_to_user_errors) / nullif(sum(v.agent_to_user_words), 0)", "WER agent>user",
+           "agent_to_user_words"),
     Column("misheard_entities", I64, "key entities (numbers, codes, names the scenario gives) the user said "
-           "that the agent did not hear as said", "count"),
+           "that the agent did not hear as said", "count", "sum", "misheard"),
     Column("misheard_acted_on", I64, "of those, heard in a turn the agent acted after (answered or called a "
            "tool)", "count"),
     Column("misheard_json", Str, "those entities, each with what the agent heard instead and whether it acted "
@@ -166,16 +199,19 @@ VOICE_COLUMNS: tuple[Column, ...] = (
     Column("audio_s", F64, "the recording's length", "s"),
     Column("audio_agent_talk_s", F64, "the agent's speech as the audio has it (right channel)", "s"),
     Column("audio_user_talk_s", F64, "the user's speech as the audio has it (left channel)", "s"),
-    Column("audio_overlap_s", F64, "both channels speaking at once", "s"),
+    Column("audio_overlap_s", F64, "both channels speaking at once", "s", "mean"),
     Column("audio_silence_s", F64, "neither channel speaking, between the first speech and the last", "s"),
     Column("audio_first_speech_s", F64, "time to the first audio of anyone", "s"),
     Column("audio_first_agent_s", F64, "time to the agent's first audio", "s"),
-    Column("audio_drift_s", F64, "median of each logged segment's start minus its audio's start", "s"),
-    # evidence for the viewer's timeline: no view rolls these up
+    Column("audio_drift_s", F64, "median of each logged segment's start minus its audio's start", "s", "mean"),
+)
+# Evidence for the viewer's timeline: no view rolls these up.
+VOICE_EVIDENCE: tuple[Column, ...] = (
     Column("segments_json", Str, "the speech segments, [speaker, start_s, end_s, words] each, in order (JSON)"),
     Column("heard_json", Str, "each user turn as the user said it and as the agent heard it, paired in order: "
            "[said, heard] (JSON)"),
 )
+VOICE_COLUMNS = VOICE_METRICS + VOICE_EVIDENCE
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "runs": {
@@ -294,14 +330,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "strict_match": Bool,
         "min_agent_turns": I64,
         "success_signals": StrList,
-        "is_action_match": Bool,
-        "db_state_match": Bool,
-        "db_state_assertion_pass_rate": F64,
-        "nl_assertion_pass_rate": F64,
-        "judge_score": F64,
-        "judge_passed": Bool,
-        "clean_exit": Bool,
-        "communicate": Bool,
+        # each signal's value (registry.py); judge_score just before judge_passed, where the tables
+        # already written hold it (a schema in another order would make the next write rewrite them)
+        **{name: dtype for s in SIGNALS for name, dtype in (
+            (("judge_score", F64),) if s.name == "judge_passed" else ()) + ((s.value, F64 if s.pass_rate else Bool),)},
         "agent_turns": I64,
         "stalled": Bool,
         "passed": StrList,
@@ -327,20 +359,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "success_total": I64,
         "task_passed": I64,
         "task_total": I64,
-        "action_match_passed": I64,
-        "action_match_total": I64,
-        "db_state_match_passed": I64,
-        "db_state_match_total": I64,
-        "db_state_assertion_passed": I64,  # predicates
-        "db_state_assertion_total": I64,
-        "nl_assertion_passed": I64,  # assertions
-        "nl_assertion_total": I64,
-        "judge_passed_passed": I64,
-        "judge_passed_total": I64,
-        "clean_exit_passed": I64,
-        "clean_exit_total": I64,
-        "communicate_passed": I64,
-        "communicate_total": I64,
+        # each signal's counts, in its unit (registry.py: scenarios, or a pass-rate signal's items)
+        **{f"{s.rate}_{count}": I64 for s in SIGNALS for count in ("passed", "total")},
         "judge_score_sum": F64,
         "judge_scored": I64,
         "agent_tokens": I64,

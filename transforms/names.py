@@ -1,10 +1,11 @@
-"""Names every layer uses, in a module that imports nothing (reads stay light)."""
+"""Names every layer uses, in modules that import nothing (reads stay light)."""
+
+from scorelake.transforms.registry import SIGNAL_NAMES
 
 RECORDED = "recorded"  # the built-in policy, and the built-in judge (the runs' own judge_result.json)
 
-# The success_breakdown names, in its order: the runner's SuccessSignal, then tau2's COMMUNICATE.
-SIGNALS = ("is_action_match", "db_state_match", "db_state_assertion", "nl_assertion", "judge_passed", "clean_exit",
-           "communicate")
+# The success_breakdown names, in its order (declared in registry.py).
+SIGNALS = SIGNAL_NAMES
 
 # What a run's scenarios can be sorted by (sql/queries/run_scenarios.sql).
 SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")

@@ -13,6 +13,7 @@ from scorelake.cli._app import cell, command, emitted, fail, ms
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, RunsOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
+from scorelake.transforms.columns import VOICE_METRICS, Column
 
 
 class LatencyBy(StrEnum):
@@ -54,38 +55,22 @@ def latency(
 
 # A rate backed by fewer events than this is shown as a dash (tau2's leaderboard hides them too).
 MIN_EVENTS = 10
-# The panel per run and domain: (header, value column, event-count column or None, how it is shown)
-VOICE_PANEL = (
-    ("talk agent %", "agent_talk_ratio", None, "percent"),
-    ("overlap s", "overlap_s", None, "seconds"),
-    ("silence s", "silence_s", None, "seconds"),
-    ("longest silence s", "longest_silence_s", None, "seconds"),
-    ("barge-ins agent/user", None, None, "barge-ins"),
-    ("wpm", "agent_wpm", None, "number"),
-    ("response s", "response_latency_s", "responses", "seconds"),
-    ("response rate", "response_rate", "user_turns", "percent"),
-    ("missed turns", "missed_user_turns", None, "number"),
-    ("yield rate", "yield_rate", "interruptions", "percent"),
-    ("interrupts /turn", "agent_interruption_rate", "user_turns", "number"),
-    ("WER user>agent", "user_to_agent_wer", "user_to_agent_words", "percent"),
-    ("WER agent>user", "agent_to_user_wer", "agent_to_user_words", "percent"),
-    ("misheard", "misheard_entities", None, "number"),
-)
+# The panel: each declared voice metric with a heading (transforms/columns.py VOICE_METRICS)
+VOICE_PANEL = tuple(c for c in VOICE_METRICS if c.label)
 CAUSES = ("transcription", "turn_taking", "stall", "judge", "logic")
 
 
-def _shown(row: dict, column: str | None, events: str | None, how: str) -> str:
-    """One cell of the panel: blank where nothing was measured, a dash below MIN_EVENTS events."""
-    if how == "barge-ins":
-        return "" if row["agent_barge_ins"] is None else f"{row['agent_barge_ins']}/{row['user_barge_ins']}"
-    value = row[column]
+def _shown(row: dict, metric: Column, events: bool = True) -> str:
+    """One cell of the panel: blank where nothing was measured, a dash below MIN_EVENTS events (of a
+    roll-up, with ``events``)."""
+    value = row[metric.name]
     if value is None:
         return ""
-    if events is not None and (row[events] or 0) < MIN_EVENTS:
+    if events and metric.events and (row[metric.events] or 0) < MIN_EVENTS:
         return "\u2014"
-    if how == "percent":
+    if metric.unit == "share":
         return f"{value * 100:.1f}%"
-    if how == "seconds":
+    if metric.unit == "s":
         return f"{value:.1f}"
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
@@ -115,17 +100,17 @@ def voice(
         return
     if by is LatencyBy.scenario:
         cells = [[r["run_id"], r["scenario_name"],
-                  *(_shown(r, column, None, how) for _, column, _, how in VOICE_PANEL),
+                  *(_shown(r, metric, events=False) for metric in VOICE_PANEL),
                   r["failure_cause"] or ""] for r in found.iter_rows(named=True)]
-        headers = ["run", "scenario", *(h for h, *_ in VOICE_PANEL), "failed by"]
+        headers = ["run", "scenario", *(m.label for m in VOICE_PANEL), "failed by"]
         show_grid(Grid(headers, cells, f"voice per scenario (failure causes under policy {policy})", keys=2,
                        right=set(headers[2:-1])).without_empty_columns())
         return
     cells = [[r["run_id"], r["domain"], str(r["scenarios"]),
-              *(_shown(r, column, events, how) for _, column, events, how in VOICE_PANEL),
+              *(_shown(r, metric) for metric in VOICE_PANEL),
               " ".join(f"{c}={r[f'failed_{c}']}" for c in CAUSES if r[f"failed_{c}"])]
              for r in found.iter_rows(named=True)]
-    headers = ["run", "domain", "scenarios", *(h for h, *_ in VOICE_PANEL), "failed by cause"]
+    headers = ["run", "domain", "scenarios", *(m.label for m in VOICE_PANEL), "failed by cause"]
     show_grid(Grid(headers, cells, "voice (s: seconds; rates pooled over their events)", keys=2,
                    right=set(headers[2:-1]),
                    note="\u2014: fewer than 10 events behind the rate; blank: nothing measured"))

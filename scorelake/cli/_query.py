@@ -17,6 +17,7 @@ from scorelake.cli._options import AlphaOpt, AsOfOpt, Format, FormatOpt, PolicyO
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
+from scorelake.transforms.registry import BY_NAME, RATES
 
 
 class RatesBy(StrEnum):
@@ -43,34 +44,21 @@ def sql(
     emit(scorelake.open(warehouse, as_of, memory_limit=memory_limit, timeout=timeout).sql(query), fmt, wide)
 
 
-SIGNAL_HEADERS = {"is_action_match": "action match", "db_state_match": "db match",
-                  "db_state_assertion": "db assertions", "nl_assertion": "nl assertions",
-                  "judge_passed": "judge passed", "clean_exit": "clean exit", "communicate": "communicate"}
-
-
-# rates --by domain: (header, rate_rollup column prefix) of each rate, in the summary's order
-DOMAIN_RATES = [("success", "success"), ("task", "task"), ("action match", "action_match"),
-                ("db match", "db_state_match"), ("db assertions", "db_state_assertion"),
-                ("nl assertions", "nl_assertion"), ("judge passed", "judge_passed"), ("clean exit", "clean_exit"),
-                ("communicate", "communicate")]
-
-
-# rate_rollup column prefix -> the success_breakdown name its whitelist entry has
-_GATES = {"action_match": "is_action_match", "db_state_match": "db_state_match",
-          "db_state_assertion": "db_state_assertion", "nl_assertion": "nl_assertion", "judge_passed": "judge_passed",
-          "clean_exit": "clean_exit", "communicate": "communicate"}
+# rates --by domain: each rate's rate_rollup prefix, label and the whitelist entry that gates it
+DOMAIN_RATES = [(r.label, r.prefix, r.signal) for r in RATES]
 
 
 def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
     """Each domain's rates, a signal that gates its success (its whitelist) marked with *: the others
     are reported but do not count, so judge passed 0% beside success 67% is no contradiction."""
-    def cell_of(r: dict, rate: str) -> str:
+    def cell_of(r: dict, rate: str, signal: str | None) -> str:
         text = pct(r[f"{rate}_passed"], r[f"{rate}_total"])
-        gates = _GATES.get(rate) in (r.get("gating_signals") or ())
+        gates = signal in (r.get("gating_signals") or ())
         return f"{text}*" if text and gates else f"{text} " if text else text
 
-    headers = ["domain", "n", *(header for header, _ in DOMAIN_RATES), "stalled"]
-    cells = [[r["domain"], str(r["scenarios"]), *(cell_of(r, rate) for _, rate in DOMAIN_RATES), str(r["stalled"])]
+    headers = ["domain", "n", *(header for header, _, _ in DOMAIN_RATES), "stalled"]
+    cells = [[r["domain"], str(r["scenarios"]), *(cell_of(r, rate, signal) for _, rate, signal in DOMAIN_RATES),
+              str(r["stalled"])]
              for r in rows]
     marked = any(r.get("gating_signals") for r in rows)
     return Grid(headers, cells, f"{run_id} (policy {policy})" + ("; * gates success (the domain's whitelist)"
@@ -79,7 +67,7 @@ def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
 
 
 def _signal_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
-    cells = [[SIGNAL_HEADERS[r["signal"]], pct(r["passed"], r["total"]), r["unit"]] for r in rows]
+    cells = [[BY_NAME[r["signal"]].label, pct(r["passed"], r["total"]), r["unit"]] for r in rows]
     return Grid(["signal", "pass rate", "counted in"], cells, f"{run_id} (policy {policy})", right={"pass rate"})
 
 

@@ -22,12 +22,14 @@ import polars as pl
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.registry import BY_NAME
+from scorelake.transforms.registry import SIGNALS as DECLARED
 from scorelake.transforms.sources import open_regular, read_within
 from scorelake.transforms.warehouse import Store
 
 COMPOSITE = "is_successful"
 REVIEW_SIGNALS = (*SIGNALS, COMPOSITE)
-ITEM_SIGNALS = ("nl_assertion", "db_state_assertion")  # reviewed item by item too (--assertion N)
+ITEM_SIGNALS = tuple(s.name for s in DECLARED if s.pass_rate)  # reviewed item by item too (--assertion N)
 VERDICTS = ("pass", "fail")
 WITHDRAWN = "withdrawn"
 KEY = ["run_id", "scenario_name", "signal", "assertion"]
@@ -57,12 +59,13 @@ def _items(store: Store, run_ids: list[str]) -> pl.DataFrame:
     runs = store.tables.committed_runs().filter(pl.col("run_id").is_in(run_ids))
     nl_asked = (store.tables.scan("judge_inputs", runs)
                 .select("run_id", "scenario_name", pl.col("nl_assertions").list.len().alias("_asked")))
-    return (store.tables.scan("scenarios", runs).select("run_id", "scenario_name", "nl_total", "dbsa_total")
+    # an NL assertion the judge was asked about counts even where its reply graded none
+    asked = {"nl_assertion": pl.col("_asked").fill_null(0)}
+    return (store.tables.scan("scenarios", runs)
             .join(nl_asked, on=["run_id", "scenario_name"], how="left")
             .select("run_id", "scenario_name",
-                    pl.max_horizontal(pl.col("nl_total").fill_null(0), pl.col("_asked").fill_null(0))
-                    .alias("nl_assertion"),
-                    pl.col("dbsa_total").fill_null(0).alias("db_state_assertion"))
+                    *(pl.max_horizontal(pl.col(BY_NAME[name].items[1]).fill_null(0), asked.get(name, 0)).alias(name)
+                      for name in ITEM_SIGNALS))
             .collect())
 
 
@@ -70,8 +73,8 @@ def check_reviews(store: Store, reviews: list[Review]) -> list[str]:
     """What is wrong with each review, one line each (an imported one names its line): an unknown run,
     scenario, signal or assertion, a verdict other than pass or fail."""
     known_runs = set(store.tables.committed_runs()["run_id"])
-    items = {(r, s): (nl, db) for r, s, nl, db in _items(store, sorted({r.run_id for r in reviews}
-                                                                       & known_runs)).iter_rows()}
+    items = {(row["run_id"], row["scenario_name"]): row
+             for row in _items(store, sorted({r.run_id for r in reviews} & known_runs)).iter_rows(named=True)}
     problems = []
     for review in reviews:
         where = f"line {review.line}: " if review.line is not None else ""
@@ -88,7 +91,7 @@ def check_reviews(store: Store, reviews: list[Review]) -> list[str]:
             if review.signal not in ITEM_SIGNALS:
                 said.append(f"--assertion is for {' and '.join(ITEM_SIGNALS)}, not {review.signal}")
             elif (review.run_id, review.scenario_name) in items:
-                count = items[review.run_id, review.scenario_name][ITEM_SIGNALS.index(review.signal)]
+                count = items[review.run_id, review.scenario_name][review.signal]
                 if not 1 <= review.assertion <= count:
                     unit = "NL assertions" if review.signal == "nl_assertion" else "DB predicates"
                     said.append(f"{review.signal} {review.assertion}: the scenario has {count} {unit}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scorelake.transforms.names import MISSING_VERDICT, RECORDED, SIGNALS
+from scorelake.transforms.registry import BY_NAME
 from scorelake.transforms.results import Evidence
 
 if TYPE_CHECKING:
@@ -101,12 +102,6 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, items
                 f"actual DB hash   {actual}" if actual else
                 "actual DB hash: none — the run recorded no final database hash (the bot returned none), so "
                 "DB_STATE_MATCH is False, as upstream scores it" if expected else "actual DB hash: none"]
-    if signal == "db_state_assertion":
-        head = [f"{s['dbsa_passed']} of {s['dbsa_total']} predicates passed"] if s.get("dbsa_total") else []
-        return head + _items(verdicts, "db_state_assertion", limit)
-    if signal == "nl_assertion":
-        head = [f"{s['nl_passed']} of {s['nl_total']} assertions passed"] if s.get("nl_total") else []
-        return head + _items(verdicts, "nl_assertion", limit)
     if signal == "judge_passed":
         facts = []
         if s.get("judge_score") is not None:
@@ -124,9 +119,11 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, items
         return facts
     if signal == "clean_exit":
         return [f"stop reason {s.get('stop_reason')}"]
-    if signal == "communicate":
-        head = [f"{s['communicate_passed']} of {s['communicate_total']} checks met"] if s.get("communicate_total") else []
-        return head + _items(verdicts, "communicate", limit)
+    declared = BY_NAME.get(signal)
+    if declared and declared.items:  # its items' count, then each item's verdict
+        passed, total = declared.items
+        head = [f"{s[passed]} of {s[total]} {declared.item_noun} passed"] if s.get(total) else []
+        return head + _items(verdicts, signal, limit)
     return []
 
 

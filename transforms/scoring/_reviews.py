@@ -12,16 +12,14 @@ from __future__ import annotations
 import polars as pl
 
 from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.registry import SIGNALS as DECLARED
 
 COMPOSITE = "is_successful"
 col = pl.col
 # Whole-signal review columns: review_<signal>, Boolean (null: not reviewed).
 REVIEW_COLUMNS = tuple(f"review_{name}" for name in (*SIGNALS, COMPOSITE))
-# Item signal -> (its pass rate column, passed items, total items).
-_ITEMS = {"nl_assertion": ("nl_assertion_pass_rate", "nl_passed", "nl_total"),
-          "db_state_assertion": ("db_state_assertion_pass_rate", "dbsa_passed", "dbsa_total")}
-_SIGNAL_COLUMN = {"is_action_match": "is_action_match", "db_state_match": "db_state_match",
-                  "judge_passed": "judge_passed", "clean_exit": "clean_exit", "communicate": "communicate"}
+# Signals reviewed item by item too: their pass rate is recounted from their items.
+_ITEMS = tuple(s for s in DECLARED if s.pass_rate)
 
 
 def review_columns(reviews: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFrame:
@@ -36,8 +34,8 @@ def review_columns(reviews: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFrame:
     changed = (reviews.filter(col("assertion").is_not_null())
                .join(items, on=[*key, "signal", "assertion"], how="left")
                .with_columns(delta=(col("verdict") == "pass").cast(pl.Int64) - col("passed").fill_null(False).cast(pl.Int64))
-               .group_by(key).agg(col("delta").filter(col("signal") == name).sum().alias(f"_delta_{name}")
-                                  for name in _ITEMS))
+               .group_by(key).agg(col("delta").filter(col("signal") == s.name).sum().alias(f"_delta_{s.name}")
+                                  for s in _ITEMS))
     return whole.join(changed, on=key, how="full", coalesce=True)
 
 
@@ -47,14 +45,14 @@ def split_reviewed(scenarios: pl.LazyFrame, columns: pl.LazyFrame) -> tuple[pl.L
     recounted with the reviews. Scoring only the second through the review path keeps a policy
     that takes reviews nearly as fast as one that does not: few scenarios of a store are reviewed."""
     recounted = []
-    for name, (_, passed, total) in _ITEMS.items():
-        whole_review = col(f"review_{name}")
+    for s in _ITEMS:
+        (passed, total), whole_review = s.items, col(f"review_{s.name}")
         recounted.append(pl.when(whole_review).then(col(total)).when(whole_review.not_()).then(0)
-                         .otherwise(col(passed) + col(f"_delta_{name}").fill_null(0)).alias(passed))
+                         .otherwise(col(passed) + col(f"_delta_{s.name}").fill_null(0)).alias(passed))
     key = ["run_id", "scenario_name"]
     return (scenarios.join(columns, on=key, how="anti"),
             scenarios.join(columns, on=key, how="inner").with_columns(recounted)
-            .drop(*(f"_delta_{name}" for name in _ITEMS)))
+            .drop(*(f"_delta_{s.name}" for s in _ITEMS)))
 
 
 def _verdict(value: pl.Expr) -> pl.Expr:
@@ -65,15 +63,18 @@ def _verdict(value: pl.Expr) -> pl.Expr:
 def with_reviewed_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
     """The signals (``with_signals``' columns) as reviewed: a review, where there is one, in place of
     the value; what each reviewed signal was before is kept in ``unreviewed`` ("judge_passed=failed;...")."""
-    before = {**{name: col(column) for name, column in _SIGNAL_COLUMN.items()},
-              **{name: col(rate) >= 1.0 for name, (rate, _, _) in _ITEMS.items()}}
-    rates = [pl.when(col(f"review_{name}").is_not_null()).then(col(f"review_{name}").cast(pl.Float64))
-             .otherwise(col(rate)).alias(rate) for name, (rate, _, _) in _ITEMS.items()]
-    unreviewed = pl.concat_str([pl.when(col(f"review_{name}").is_not_null()).then(pl.lit(f"{name}=") + _verdict(value))
-                                for name, value in before.items()], separator=";", ignore_nulls=True)
-    return frame.with_columns(unreviewed.alias("unreviewed")).with_columns(
-        *(pl.coalesce(col(f"review_{name}"), col(column)).alias(column) for name, column in _SIGNAL_COLUMN.items()),
-        *rates)
+    def before(s) -> pl.Expr:
+        return col(s.value) >= 1.0 if s.pass_rate else col(s.value)
+
+    def reviewed(s) -> pl.Expr:
+        review = col(f"review_{s.name}")
+        return (pl.when(review.is_not_null()).then(review.cast(pl.Float64)).otherwise(col(s.value)) if s.pass_rate
+                else pl.coalesce(review, col(s.value)))
+
+    unreviewed = pl.concat_str([pl.when(col(f"review_{s.name}").is_not_null()).then(pl.lit(f"{s.name}=")
+                                                                                     + _verdict(before(s)))
+                                for s in DECLARED], separator=";", ignore_nulls=True)
+    return frame.with_columns(unreviewed.alias("unreviewed")).with_columns(reviewed(s).alias(s.value) for s in DECLARED)
 
 
 def with_reviewed_composite(frame: pl.LazyFrame) -> pl.LazyFrame:

@@ -11,18 +11,12 @@ from __future__ import annotations
 import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS
+from scorelake.transforms.registry import SIGNALS
 
 col = pl.col
 # Facts of the scenario the counts need beside its scores (the rest of the row is not read).
-SCENARIO_FACTS = ("domain", "dbsa_passed", "dbsa_total", "nl_passed", "nl_total", "agent_prompt_tokens",
+SCENARIO_FACTS = ("domain", *(item for s in SIGNALS if s.pass_rate for item in s.items), "agent_prompt_tokens",
                   "agent_completion_tokens", "user_prompt_tokens", "user_completion_tokens")
-# rate_counts prefix -> the scores column holding the per-scenario verdict.
-SCENARIO_SIGNALS = {"action_match": "is_action_match", "db_state_match": "db_state_match",
-                    "judge_passed": "judge_passed", "clean_exit": "clean_exit", "communicate": "communicate"}
-# rate_counts prefix -> (pass rate that says the signal applies, passed items, total items).
-ITEM_SIGNALS = {"db_state_assertion": ("db_state_assertion_pass_rate", "dbsa_passed", "dbsa_total"),
-                "nl_assertion": ("nl_assertion_pass_rate", "nl_passed", "nl_total")}
-
 
 def _counted(expr: pl.Expr, applies: pl.Expr = pl.lit(True)) -> pl.Expr:
     """``expr`` over the scenarios that were not stalled (and where ``applies``)."""
@@ -34,14 +28,15 @@ def _tokens(side: str) -> pl.Expr:
 
 
 def count_expressions() -> list[pl.Expr]:
-    scenario_signals = [
-        expr for name, verdict in SCENARIO_SIGNALS.items() for expr in (
-            _counted(col(verdict)).sum().alias(f"{name}_passed"),
-            _counted(col(verdict)).count().alias(f"{name}_total"))]
-    item_signals = [
-        expr for name, (rate, passed, total) in ITEM_SIGNALS.items() for expr in (
-            _counted(col(passed), col(rate).is_not_null()).sum().alias(f"{name}_passed"),
-            _counted(col(total), col(rate).is_not_null()).sum().alias(f"{name}_total"))]
+    signals = []
+    for s in SIGNALS:  # a pass-rate signal counts its items, a verdict its scenarios
+        if s.pass_rate:
+            passed, total = s.items
+            signals += [_counted(col(passed), col(s.value).is_not_null()).sum().alias(f"{s.rate}_passed"),
+                        _counted(col(total), col(s.value).is_not_null()).sum().alias(f"{s.rate}_total")]
+        else:
+            signals += [_counted(col(s.value)).sum().alias(f"{s.rate}_passed"),
+                        _counted(col(s.value)).count().alias(f"{s.rate}_total")]
     return [
         pl.len().alias("scenarios"),
         col("stalled").sum().alias("stalled"),
@@ -49,8 +44,7 @@ def count_expressions() -> list[pl.Expr]:
         col("is_successful").count().alias("success_total"),
         col("is_task_successful").sum().alias("task_passed"),
         col("is_task_successful").count().alias("task_total"),
-        *scenario_signals,
-        *item_signals,
+        *signals,
         _counted(col("judge_score")).sum().alias("judge_score_sum"),
         _counted(col("judge_score")).count().alias("judge_scored"),
         _tokens("agent").alias("agent_tokens"),

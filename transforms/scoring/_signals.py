@@ -8,9 +8,12 @@ the two pass rates, a nullable Float64; the composite rules are run-format.md §
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS
+from scorelake.transforms.registry import BY_NAME
 from scorelake.transforms.scoring._policy import Policy
 from scorelake.transforms.scoring._reviews import split_reviewed, with_reviewed_composite, with_reviewed_signals
 from scorelake.transforms.scoring._signal import Signal
@@ -82,25 +85,23 @@ def stalled() -> pl.Expr:
     return ((minimum > 0) & (agent_turns() < minimum)).fill_null(False)
 
 
-# Signal -> the scores column holding its raw value, in ``success_breakdown`` order.
-SIGNAL_VALUES: dict[Signal, str] = {
-    Signal.ACTION_MATCH: "is_action_match",
-    Signal.DB_STATE_MATCH: "db_state_match",
-    Signal.DB_STATE_ASSERTION: "db_state_assertion_pass_rate",
-    Signal.NL_ASSERTION: "nl_assertion_pass_rate",
-    Signal.JUDGE_PASSED: "judge_passed",
-    Signal.CLEAN_EXIT: "clean_exit",
-    Signal.COMMUNICATE: "communicate",
+# Each declared signal's computation (registry.SIGNALS declares the rest): its scores value.
+EXPRESSIONS: dict[Signal, Callable[[], pl.Expr]] = {
+    Signal.ACTION_MATCH: action_match,
+    Signal.DB_STATE_MATCH: db_state_match,
+    Signal.DB_STATE_ASSERTION: db_state_assertion_pass_rate,
+    Signal.NL_ASSERTION: nl_assertion_pass_rate,
+    Signal.JUDGE_PASSED: judge_passed,
+    Signal.CLEAN_EXIT: clean_exit,
+    Signal.COMMUNICATE: communicate,
 }
-
-
-_RATE_SIGNALS = {Signal.DB_STATE_ASSERTION, Signal.NL_ASSERTION}
 
 
 def check(signal: Signal) -> pl.Expr:
     """Upstream ``_signal_passes``: True / False / null (not applicable); a rate passes only at 1.0."""
-    value = col(SIGNAL_VALUES[signal])
-    return value >= 1.0 if signal in _RATE_SIGNALS else value
+    declared = BY_NAME[signal]
+    value = col(declared.value)
+    return value >= 1.0 if declared.pass_rate else value
 
 
 def _listed(signal: Signal) -> str:
@@ -172,14 +173,8 @@ def is_task_successful() -> pl.Expr:
 
 def with_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.with_columns(
-        action_match().alias("is_action_match"),
-        db_state_match().alias("db_state_match"),
-        db_state_assertion_pass_rate().alias("db_state_assertion_pass_rate"),
-        nl_assertion_pass_rate().alias("nl_assertion_pass_rate"),
+        *(EXPRESSIONS[signal]().alias(BY_NAME[signal].value) for signal in Signal),
         judge_score().alias("judge_score"),
-        judge_passed().alias("judge_passed"),
-        clean_exit().alias("clean_exit"),
-        communicate().alias("communicate"),
         agent_turns().alias("agent_turns"),
         stalled().alias("stalled"),
     )

@@ -24,6 +24,7 @@ import polars as pl
 from scorelake.transforms.columns import empty_frame
 from scorelake.transforms.errors import InvalidArgument, NotFound, QueryLimitHit, TableMissing
 from scorelake.transforms.warehouse._faults import crash_point
+from scorelake.transforms.warehouse._fragments import render
 from scorelake.transforms.warehouse._history import CommitLog
 from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, Tables, sql_literal
 
@@ -139,15 +140,17 @@ def _stamp(statements: list[tuple[str, str]]) -> str:
 
 @cache
 def sql_text(*parts: str) -> str:
-    """A file of the ``scorelake.sql`` package, e.g. ``sql_text("queries", "run.sql")``."""
-    return package_files("scorelake.sql").joinpath(*parts).read_text(encoding="utf-8")
+    """A file of the ``scorelake.sql`` package, e.g. ``sql_text("queries", "run.sql")``, its
+    ``{{ fragments }}`` filled (``_fragments.py``)."""
+    return render(package_files("scorelake.sql").joinpath(*parts).read_text(encoding="utf-8"))
 
 
 @cache
 def sql_files(folder: str) -> tuple[tuple[str, str], ...]:
     """(stem, text) of every ``.sql`` file in a folder of ``scorelake.sql``, by name."""
     found = [f for f in package_files("scorelake.sql").joinpath(folder).iterdir() if f.name.endswith(".sql")]
-    return tuple((f.name.removesuffix(".sql"), f.read_text(encoding="utf-8")) for f in sorted(found, key=lambda f: f.name))
+    return tuple((f.name.removesuffix(".sql"), render(f.read_text(encoding="utf-8")))
+                 for f in sorted(found, key=lambda f: f.name))
 
 
 class Views:

@@ -1,0 +1,82 @@
+"""Each declared signal and rate (transforms/registry.py) reaches every output derived from it:
+a signal added to the registry and left out of one of them fails here, naming it."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+
+import scorelake
+from scorelake.cli._query import DOMAIN_RATES, _domain_grid
+from scorelake.transforms.columns import SCHEMAS, VOICE_METRICS
+from scorelake.transforms.names import SIGNALS as NAMES
+from scorelake.transforms.registry import RATES, SIGNALS
+from scorelake.transforms.render import explain
+from scorelake.transforms.scoring import Signal
+from scorelake.transforms.scoring._signals import EXPRESSIONS
+from scorelake.transforms.warehouse._fragments import FRAGMENTS
+from scorelake.transforms.warehouse._tables import TABLES
+from scorelake.transforms.warehouse._views import sql_text
+
+
+@pytest.fixture(scope="module")
+def wh(ingested) -> scorelake.Warehouse:
+    return scorelake.open(ingested[0].location)
+
+
+def columns_of(wh: scorelake.Warehouse, view: str) -> list[str]:
+    return wh.sql(f"SELECT * FROM {view} LIMIT 0").columns
+
+
+def test_every_signal_has_its_name_its_computation_and_its_stored_columns():
+    assert [str(s) for s in Signal] == [s.name for s in SIGNALS] == list(NAMES)
+    assert set(EXPRESSIONS) == set(Signal)
+    for s in SIGNALS:
+        assert s.value in SCHEMAS["scores"], s.name
+        assert {f"{s.rate}_passed", f"{s.rate}_total"} <= set(SCHEMAS["rate_counts"]), s.name
+        if s.items:
+            assert set(s.items) <= set(SCHEMAS["scenarios"]), s.name
+
+
+def test_every_rate_and_signal_reaches_the_views(wh):
+    rollup, diff, scores = (columns_of(wh, v) for v in ("rate_rollup", "run_diff", "scenario_scores"))
+    for r in RATES:
+        assert {f"{r.prefix}_passed", f"{r.prefix}_total", r.rate, f"{r.interval}_low", f"{r.interval}_high"} \
+            <= set(rollup), r.prefix
+        assert r.rate in columns_of(wh, "domain_rates"), r.prefix
+    for s in SIGNALS:
+        assert {f"{s.name}_a", f"{s.name}_b", f"{s.name}_flipped"} <= set(diff), s.name
+        assert {s.value, *(s.items or ())} <= set(scores), s.name
+        assert f"'signal': '{s.name}'" in sql_text("marts", "signal_rates.sql"), s.name
+
+
+def test_every_rate_reaches_the_command_line_and_every_signal_show(wh):
+    by_domain = wh.rates(by="domain")
+    assert {r.rate for r in RATES} <= set(by_domain.columns)
+    grid = _domain_grid("run", "recorded", by_domain.to_dicts())
+    assert [label for label, _, _ in DOMAIN_RATES] == [r.label for r in RATES]
+    assert set(grid.headers) <= {"domain", "n", "stalled", *(r.label for r in RATES)}
+    run, scenario = wh.runs().row(0, named=True)["run_id"], wh.scenarios().row(0, named=True)["scenario_name"]
+    lines = {line.signal for line in explain(wh.evidence(run, scenario)).signals}
+    gated = set(wh.scenarios(run).filter(pl.col("scenario_name") == scenario)["success_signals"][0])
+    assert gated <= lines
+
+
+def test_a_fragment_is_named_apart_from_every_table():
+    """``{{ name }}`` also names a table in a staging view: a fragment of the same name would take its place."""
+    assert not set(FRAGMENTS) & set(TABLES)
+    for name, make in FRAGMENTS.items():
+        assert not re.search(r"\{\{", make()), name
+
+
+def test_every_voice_metric_reaches_its_views_and_the_panel(wh):
+    from scorelake.cli._latency import VOICE_PANEL
+
+    per_scenario, per_run = columns_of(wh, "scenario_voice"), columns_of(wh, "run_voice")
+    for metric in VOICE_METRICS:
+        assert metric.name in per_scenario, metric.name
+        assert not metric.rollup or metric.name in per_run, metric.name
+        assert not metric.events or metric.events in per_run, metric.name
+    assert [m.name for m in VOICE_PANEL] == [m.name for m in VOICE_METRICS if m.label]

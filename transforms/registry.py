@@ -1,0 +1,87 @@
+"""The success signals and the rates, declared once: everything else reads them from here.
+
+A signal's declaration says what it is called in each place it appears (the whitelist and
+``success_breakdown``, the ``scores`` column, the rate columns), what its rate counts, how the
+command line and pages label it, and what a source fills for it. Derived from these: the ``scores``
+and ``rate_counts`` schemas (``columns.py``), the rate roll-up and the per-signal SQL
+(``sql/``, through ``warehouse/_fragments.py``), the review columns, the command line's tables and
+``show``'s facts. Its computation is its Polars expression, keyed by name in ``scoring/_signals.py``.
+README, "Adding a signal", lists the files a new one touches.
+
+Imports nothing: the light read paths read these names too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SignalDecl:
+    name: str  # in whitelists and success_breakdown (upstream's SuccessSignal value)
+    rate: str  # prefix of its rate columns: <rate>_passed, <rate>_total, <rate>_rate, <rate>_ci_low/high
+    label: str  # as tables and pages head it
+    help: str  # what it checks, in a line
+    source: str  # what a source fills for it (scenarios columns)
+    pass_rate: bool = False  # its scores value is a pass rate (passes only at 1.0), not a verdict
+    # The scenario's own (passed, total) item counts: a pass-rate signal's rate counts these items,
+    # a verdict signal with items shows them as its evidence.
+    items: tuple[str, str] | None = None
+    item_noun: str = ""  # what an item is ("predicates")
+
+    @property
+    def value(self) -> str:
+        """The ``scores`` column holding its per-scenario value."""
+        return f"{self.name}_pass_rate" if self.pass_rate else self.name
+
+    @property
+    def unit(self) -> str:
+        """What its rate counts."""
+        return self.item_noun if self.pass_rate else "scenarios"
+
+
+# In success_breakdown order: the runner's SuccessSignal, then tau2's COMMUNICATE.
+SIGNALS: tuple[SignalDecl, ...] = (
+    SignalDecl("is_action_match", "action_match", "action match",
+               "the agent's final answer matches the reference (the comparator's rules: strict or lenient)",
+               "reference_json, prediction_json and the comparator's outcome"),
+    SignalDecl("db_state_match", "db_state_match", "db match",
+               "the final database's hash equals the expected one (tau2: its db_check)",
+               "expected_db_hash, actual_db_hash; db_match_recorded where a source has no hashes"),
+    SignalDecl("db_state_assertion", "db_state_assertion", "db assertions",
+               "every DB-state predicate holds on the final database", "dbsa_passed, dbsa_total",
+               pass_rate=True, items=("dbsa_passed", "dbsa_total"), item_noun="predicates"),
+    SignalDecl("nl_assertion", "nl_assertion", "nl assertions",
+               "every natural-language assertion the judge graded passed", "nl_passed, nl_total",
+               pass_rate=True, items=("nl_passed", "nl_total"), item_noun="assertions"),
+    SignalDecl("judge_passed", "judge_passed", "judge passed",
+               "the judge's score reaches the threshold (inclusive)", "judge_score"),
+    SignalDecl("clean_exit", "clean_exit", "clean exit",
+               "the conversation ended by a normal stop, not a limit or an error", "stop_reason"),
+    # tau2 only: voice-agent runs have no communicate checks, so never in their whitelists
+    SignalDecl("communicate", "communicate", "communicate",
+               "tau2's communicate checks all met", "communicate_passed, communicate_total",
+               items=("communicate_passed", "communicate_total"), item_noun="checks"),
+)
+
+SIGNAL_NAMES: tuple[str, ...] = tuple(s.name for s in SIGNALS)
+BY_NAME: dict[str, SignalDecl] = {s.name: s for s in SIGNALS}
+
+
+@dataclass(frozen=True)
+class RateDecl:
+    """A rate of the roll-up: its counts' prefix, its rate column, its interval's prefix."""
+
+    prefix: str  # <prefix>_passed, <prefix>_total
+    rate: str
+    interval: str  # <interval>_low, <interval>_high
+    label: str
+    signal: str | None = None  # the success signal it rates (None: a composite)
+
+
+# Every rate of a run, policy and domain, in the summary's order: the two composites, then each signal.
+RATES: tuple[RateDecl, ...] = (
+    RateDecl("success", "success_rate", "success_ci", "success"),
+    RateDecl("task", "task_success_rate", "task_ci", "task"),
+    *(RateDecl(s.rate, f"{s.rate}_rate", f"{s.rate}_ci", s.label, s.name) for s in SIGNALS),
+)
