@@ -15,6 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The version of the scoring rules, stored with each score and part of a policy's id: raise it when a
+# signal's computation changes, so that scores by the new rules are stored apart from the old ones.
+SCORER_VERSION = "1"
+
 
 @dataclass(frozen=True)
 class SignalDecl:

@@ -1,8 +1,8 @@
 """Scoring as the upstream runner scores: the signals as Polars expressions (composed with
 ``.pipe``), ACTION_MATCH's comparator, policies, and the rate counts a set of scores adds up to."""
 
+from scorelake.transforms.registry import SCORER_VERSION
 from scorelake.transforms.scoring._action_match import (
-    SCORER_VERSION,
     ActionMatch,
     ActionMatchUndefined,
     Difference,

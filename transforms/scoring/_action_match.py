@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-SCORER_VERSION = "1"
-
 _PUNCTUATION = re.compile(r"[^\w\s]")
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import RECORDED
-from scorelake.transforms.scoring._action_match import SCORER_VERSION
+from scorelake.transforms.registry import SCORER_VERSION
 from scorelake.transforms.scoring._signal import Signal
 
 
