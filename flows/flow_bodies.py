@@ -16,25 +16,35 @@ import functools
 import multiprocessing
 import os
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from scorelake.flows.ingest_job import ingest_sessions_job
 from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
 from scorelake.transforms.judging import JudgeRefused, JudgeSpec, RetryPolicy, Tally
+from scorelake.transforms.names import RECORDED
 from scorelake.transforms.pipeline import (
     COMMIT_LOCK_WAIT_S,
     JUDGE_BATCH,
+    REVIEW_LOCK_WAIT_S,
     BatchResult,
     Delivery,
+    Review,
     api_key_from,
     check_policy,
+    check_reviews,
+    check_whitelisted_domains,
     commit_ingested,
     commit_judgements,
     commit_orphaned_journals,
+    define_judge,
+    describe_reviews,
+    find_judge,
+    find_policy,
     forget_judge,
     group_runs,
     judge_batch,
@@ -42,9 +52,11 @@ from scorelake.transforms.pipeline import (
     plan_rejudge,
     prepare_for_writing,
     record_refusals,
+    require_judged,
     rescore,
     save_judge,
     save_policy,
+    store_reviews,
     stored_judges,
     stored_policies,
 )
@@ -58,6 +70,7 @@ from scorelake.transforms.results import (
     Regrouped,
     RejudgeResult,
     RescoreResult,
+    ReviewResult,
 )
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
@@ -136,12 +149,6 @@ PROCESSES_FROM_SCENARIOS = 1_000
 
 # ---- upkeep: each under the writer lock -----------------------------------------------------------
 
-def prepare(store: Store) -> None:
-    """The tables of this scorelake declared (a warehouse written by an older one lacks some)."""
-    with store.lock.hold(COMMIT_LOCK_WAIT_S):
-        prepare_for_writing(store)
-
-
 def migrate(store: Store) -> Path | None:
     """Convert a warehouse of the former table format to Delta tables: where the former files were
     kept, or None when there was nothing to convert."""
@@ -162,6 +169,23 @@ def compact(store: Store) -> None:
         prepare_for_writing(store)
         store.maintenance.compact()
         store.views.build()
+
+
+def record_reviews(store: Store, reviews: list[Review], unreadable: Sequence[str] = (),
+                   source: str = "") -> ReviewResult:
+    """Check the reviews against the stored runs and store them as one write step, under one hold of
+    the writer lock; a bad one (or an ``unreadable`` line of their file, ``source``) stores nothing."""
+    store.tables.require(writing=True)
+    with store.lock.hold(REVIEW_LOCK_WAIT_S):
+        prepare_for_writing(store)
+        problems = sorted([*unreadable, *check_reviews(store, reviews)],
+                          key=lambda p: int(p.split(":")[0].removeprefix("line ")) if p.startswith("line ") else 0)
+        if problems:
+            raise InvalidArgument(f"{source}nothing stored: " + (
+                problems[0] if len(problems) == 1 else f"{len(problems)} bad lines:\n" + "\n".join(problems)))
+        if not reviews:
+            raise InvalidArgument(f"{source}no review to store")
+        return ReviewResult(len(reviews), *store_reviews(store, reviews, describe_reviews(reviews)))
 
 
 # ---- fan-out ------------------------------------------------------------------------------------
@@ -254,7 +278,7 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         raise NothingFound(f"no run found in {', '.join(map(str, roots))}: expected voice-agent eval_* session folders "
                            "(with run_args.json), tau2-bench results or tau-bench trajectory files, at any depth")
     with store.lock.hold():
-        prepare_for_writing(store)
+        converted = prepare_for_writing(store)
         save_policy(store, Policy())
         plan = plan_ingest(store, sessions, force=force)
         for session, reason in plan.refused:
@@ -289,20 +313,37 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         store.views.build()
     return IngestResult(store.location, sorted(reports, key=lambda r: r.run_id), [s.run_id for s in plan.unchanged],
                         [Regrouped(s.run_id, s.group) for s in plan.regroup],
-                        [Refusal(printable(str(s.path)), reason) for s, reason in plan.refused])
+                        [Refusal(printable(str(s.path)), reason) for s, reason in plan.refused], converted)
+
+
+def _policies_to_score(store: Store, policy_specs: list[str] | None, policy_name: str | None,
+                       run_ids: list[str] | None) -> list[Policy]:
+    """The policies a re-score scores, checked: those of ``policy_specs`` (new or stored), the stored
+    one named ``policy_name``, else every stored policy. A given one must not clash with a stored one
+    by name or content, whitelist only domains some run has, and, under a judge, have every judge
+    input in scope judged by it."""
+    if not policy_specs and not policy_name:
+        return stored_policies(store)
+    policies = [Policy.from_spec_json(s) for s in policy_specs] if policy_specs else [find_policy(store, policy_name)]
+    for policy in policies:
+        check_policy(store, policy)
+        check_whitelisted_domains(store, policy)
+        if policy.judge:
+            find_judge(store, policy.judge)
+        require_judged(store, policy, run_ids)
+    return policies
 
 
 def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs: list[str] | None = None,
-                     run_ids: list[str] | None = None) -> RescoreResult:
-    """Re-score stored runs from the tables alone under the given policies (JSON specs; default: every
-    stored policy). A new policy is stored once all its scores are written: it appears whole."""
+                     run_ids: list[str] | None = None, policy_name: str | None = None) -> RescoreResult:
+    """Re-score stored runs from the tables alone under the given policies (JSON specs), the stored
+    policy named ``policy_name``, or every stored policy. A new policy is stored once all its scores
+    are written: it appears whole."""
     store = Store(warehouse)
     store.tables.require(writing=True)
     with store.lock.hold():
-        prepare_for_writing(store)
-        policies = ([Policy.from_spec_json(s) for s in policy_specs] if policy_specs else stored_policies(store))
-        for policy in policies:
-            check_policy(store, policy)
+        converted = prepare_for_writing(store)
+        policies = _policies_to_score(store, policy_specs, policy_name, run_ids)
         calls = [(store.location, p.name, p.spec_json(), run_ids) for p in policies]
         scored = dict(fanout.run(rescore_policy_job, calls))
         for policy in policies:
@@ -319,7 +360,9 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
                 store.log.record("rescore", f"policy {policy.name} ({policy.id}): {scored[policy.name]} scenarios scored")
         store.maintenance.compact_if_fragmented()
         store.views.build()
-    return RescoreResult(store.location, scored)
+    chosen = policies[0] if len(policies) == 1 and (policy_specs or policy_name) else None
+    return RescoreResult(store.location, scored, chosen and chosen.name, chosen and chosen.id,
+                         chosen and (chosen.judge or RECORDED), converted)
 
 
 def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
@@ -330,18 +373,23 @@ def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_
                        api_key=api_key_from(api_key_env), policy=retry, on_answer=on_answer)
 
 
-def rejudge(fanout: Fanout, warehouse: str, spec_json: str, run_ids: list[str] | None = None,
+def rejudge(fanout: Fanout, warehouse: str, judge: str, settings: dict | None = None, run_ids: list[str] | None = None,
             only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
             backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
-    """Ask a judge about every stored judge input it has not judged (taking over its base judge's
-    judgements that did not fail; ``only_errors``: its own failed ones asked again too), a batch at a
-    time through ``fanout``: one stream of calls here with a live progress bar, or a Prefect task per batch."""
+    """Ask the judge ``judge`` (of ``settings``: those unset as stored, see ``define_judge``) about
+    every stored judge input it has not judged (taking over its base judge's judgements that did not
+    fail; ``only_errors``: its own failed ones asked again too, and the base defaults to the runs' own
+    judge), a batch at a time through ``fanout``: one stream of calls here with a live progress bar,
+    or a Prefect task per batch."""
     store = Store(warehouse)
     store.tables.require(writing=True)
-    spec = JudgeSpec.model_validate_json(spec_json)
     retry = RetryPolicy(attempts=retries + 1, backoff_s=backoff)
     with store.lock.hold(COMMIT_LOCK_WAIT_S):
-        prepare_for_writing(store)
+        converted = prepare_for_writing(store)
+    settings = dict(settings or {})
+    spec = define_judge(store, judge, default_base=settings.get("base") or (RECORDED if only_errors else None),
+                        **settings)
+    spec_json = spec.model_dump_json()
     recovered = commit_orphaned_journals(store)
     plan = plan_rejudge(store, spec, run_ids, only_errors)  # refuses what cannot be asked, before the judge is stored
     new = spec.name not in {judge.name for judge in stored_judges(store)}
@@ -406,7 +454,7 @@ def rejudge(fanout: Fanout, warehouse: str, spec_json: str, run_ids: list[str] |
     sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
     return RejudgeResult(store.location, spec.name, spec.describe(), plan.scope, plan.judged_already, dict(sources),
                          total.done, total.errors, total.retries, total.tokens, recovered, samples,
-                         unanswered=total.unanswered, odd_scores=total.odd_scores)
+                         unanswered=total.unanswered, odd_scores=total.odd_scores, converted=converted)
 
 
 def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = None, max_drop: float = 0.0,
@@ -427,12 +475,3 @@ def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = N
     if not notify_url or outbox is None:
         return results, None
     return results, deliver(notify_url, [alert(r) for r in results if not r.passed], outbox)
-
-
-def run_in_process(flow: str, task_runner: str = "auto", **args):
-    """The flow ``flow`` (ingest, rescore, rejudge) run here: its body, the tasks on a local pool."""
-    if flow == "ingest":
-        return ingest(InProcess(task_runner), **args)
-    if flow == "rescore":
-        return rescore_policies(InProcess(task_runner), **args)
-    return rejudge(InProcess(), **args)

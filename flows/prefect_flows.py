@@ -119,17 +119,18 @@ def ingest_flow(runs_dirs: list[str] | None = None, warehouse: str | None = None
 
 @flow(name="scorelake-rescore")
 def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = None,
-                 run_ids: list[str] | None = None) -> RescoreResult:
-    """Re-score stored runs under the given policies (JSON specs; default: every stored policy)."""
-    return flow_bodies.rescore_policies(PrefectTasks(), warehouse, policy_specs, run_ids)
+                 run_ids: list[str] | None = None, policy_name: str | None = None) -> RescoreResult:
+    """Re-score stored runs under the given policies (JSON specs), the stored one named
+    ``policy_name``, or every stored policy."""
+    return flow_bodies.rescore_policies(PrefectTasks(), warehouse, policy_specs, run_ids, policy_name)
 
 
 @flow(name="scorelake-rejudge")
-def rejudge_flow(warehouse: str, spec_json: str, run_ids: list[str] | None = None, only_errors: bool = False,
-                 concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
+def rejudge_flow(warehouse: str, judge: str, settings: dict | None = None, run_ids: list[str] | None = None,
+                 only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
                  backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
     """Ask a judge again about the stored judge inputs it has not judged, one task per batch of calls."""
-    return flow_bodies.rejudge(PrefectTasks(), warehouse, spec_json, run_ids, only_errors, concurrency,
+    return flow_bodies.rejudge(PrefectTasks(), warehouse, judge, settings, run_ids, only_errors, concurrency,
                                api_key_env, retries, backoff)
 
 
@@ -173,16 +174,6 @@ def refresh_flow(runs_dirs: list[str], warehouse: str | None = None, notify_url:
     rescored = rescore_flow(warehouse=warehouse)
     gates = gate_task(ingested.warehouse, [r.run_id for r in ingested.ingested if r.scenarios], notify_url, max_drop)
     return RefreshResult(ingested, rescored, gates)
-
-
-FLOWS = {"ingest": ingest_flow, "rescore": rescore_flow, "rejudge": rejudge_flow}
-
-
-def run_flow(flow: str, task_runner: str = "auto", dask_address: str | None = None, **args):
-    """The flow ``flow`` (ingest, rescore, rejudge) as a Prefect flow run, ingest's tasks on ``task_runner``."""
-    if flow == "ingest":
-        return ingest_flow.with_options(task_runner=make_task_runner(task_runner, dask_address))(**args)
-    return FLOWS[flow](**args)
 
 
 def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None,

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scorelake.transforms.results import IngestResult, RejudgeResult, RescoreResult
 
 # Long enough for a first start on 2 cores (database migrations included) under load; Prefect's
 # own default of 20 s is not (shared notes: 10-20 s unloaded).
@@ -94,18 +99,79 @@ def prepare_prefect(orchestration: Orchestration, verbose: bool, say) -> None:
         "machine creates its database and can take a minute; set PREFECT_API_URL to use a running server")
 
 
-def run(flow: str, prefect: bool | None, verbose: bool, say, task_runner: str = "auto",
-        dask_address: str | None = None, **args) -> tuple[object, Orchestration]:
-    """Run the flow ``flow`` (ingest, rescore, rejudge) with ``args``, where ``orchestrate`` decides:
-    its result, and how it ran."""
-    chosen = orchestrate(prefect, task_runner, verbose, say)
+def _say_nothing(_: str) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class How:
+    """How a write command's flow runs: ``prefect`` None decides by configuration, True asks for
+    Prefect, False refuses it; ingest's tasks on ``task_runner`` (a Dask cluster at ``dask_address``);
+    ``say`` gets lines meant for the user."""
+
+    prefect: bool | None = None
+    verbose: bool = False
+    say: Callable[[str], None] = _say_nothing
+    task_runner: str = "auto"
+    dask_address: str | None = None
+
+    def orchestrate(self) -> Orchestration:
+        return orchestrate(self.prefect, self.task_runner, self.verbose, self.say)
+
+
+def ingest(how: How, *, warehouse: str, runs_dirs: list[str], force: bool = False, group: str | None = None,
+           progress: bool = False) -> IngestResult:
+    """The ingest flow (``flow_bodies.ingest``), where ``how`` says; its result says how it ran."""
+    chosen = how.orchestrate()
+    args = {"runs_dirs": runs_dirs, "warehouse": warehouse, "force": force, "progress": progress, "group": group}
     if chosen.prefect:
-        from scorelake.flows.prefect_flows import run_flow
+        from scorelake.flows.prefect_flows import ingest_flow, make_task_runner
 
-        return run_flow(flow, task_runner, dask_address, **args), chosen
-    from scorelake.flows.flow_bodies import run_in_process
+        result = ingest_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
+    else:
+        from scorelake.flows.flow_bodies import InProcess
+        from scorelake.flows.flow_bodies import ingest as ingest_body
 
-    return run_in_process(flow, task_runner, **args), chosen
+        result = ingest_body(InProcess(how.task_runner), **args)
+    return replace(result, ran=chosen.describe())
+
+
+def rescore(how: How, *, warehouse: str, policy_spec: str | None = None, policy_name: str | None = None,
+            run_ids: list[str] | None = None) -> RescoreResult:
+    """The re-score flow (``flow_bodies.rescore_policies``) of one policy (a JSON spec, or a stored
+    one's name), or of every stored policy, where ``how`` says."""
+    chosen = how.orchestrate()
+    args = {"warehouse": warehouse, "policy_specs": [policy_spec] if policy_spec else None, "run_ids": run_ids,
+            "policy_name": policy_name}
+    if chosen.prefect:
+        from scorelake.flows.prefect_flows import rescore_flow
+
+        result = rescore_flow(**args)
+    else:
+        from scorelake.flows.flow_bodies import InProcess, rescore_policies
+
+        result = rescore_policies(InProcess(how.task_runner), **args)
+    return replace(result, ran=chosen.describe())
+
+
+def rejudge(how: How, *, warehouse: str, judge: str, settings: dict, run_ids: list[str] | None = None,
+            only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
+            backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
+    """The rejudge flow (``flow_bodies.rejudge``) of the judge ``judge`` of ``settings``, where ``how`` says."""
+    chosen = how.orchestrate()
+    args = {"warehouse": warehouse, "judge": judge, "settings": settings, "run_ids": run_ids,
+            "only_errors": only_errors, "concurrency": concurrency, "api_key_env": api_key_env, "retries": retries,
+            "backoff": backoff, "progress": progress}
+    if chosen.prefect:
+        from scorelake.flows.prefect_flows import rejudge_flow
+
+        result = rejudge_flow(**args)
+    else:
+        from scorelake.flows.flow_bodies import InProcess
+        from scorelake.flows.flow_bodies import rejudge as rejudge_body
+
+        result = rejudge_body(InProcess(), **args)
+    return replace(result, ran=chosen.describe())
 
 
 def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None,

@@ -13,12 +13,14 @@ PACKAGE = Path(scorelake.__file__).resolve().parent.parent
 FLOORS = (
     ("scorelake.cli", "scorelake.web", "scorelake.__main__"),
     ("scorelake._api", "scorelake.__init__"),
+    ("scorelake._services",),
     ("scorelake.flows",),
     ("scorelake.transforms.pipeline",),
     ("scorelake.transforms.sources", "scorelake.transforms.scoring", "scorelake.transforms.judging",
      "scorelake.transforms.analysis", "scorelake.transforms.render", "scorelake.transforms.voice"),
     ("scorelake.transforms.warehouse", "scorelake.transforms.columns", "scorelake.transforms.results",
-     "scorelake.transforms.names", "scorelake.transforms.registry", "scorelake.transforms.errors", "scorelake.transforms.keys", "scorelake.transforms.__init__"),
+     "scorelake.transforms.names", "scorelake.transforms.registry", "scorelake.transforms.errors",
+     "scorelake.transforms.keys", "scorelake.transforms.__init__"),
 )
 
 

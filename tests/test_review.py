@@ -211,7 +211,7 @@ def test_two_reviewers_at_once_lose_nothing(wh):
     each review waits its turn and lands."""
     env = {**os.environ, "SCORELAKE_REVIEWER": "someone"}
     scenarios = ["qa__speed_of_light", "qa__moon_landing", "simple_qa_1", "qa__telephone_inventor"]
-    store = wh._store
+    store = wh._reads.store
     held = threading.Event()
 
     def hold_the_lock() -> None:
@@ -411,7 +411,7 @@ def test_an_import_killed_before_its_log_step_is_completed_by_importing_it_again
     with pytest.raises(KeyboardInterrupt):
         wh.import_reviews(labels, reviewer="carol")
     monkeypatch.setattr(History, "record", real)
-    stored = lambda: wh._store.tables.read("reviews").collect().height  # noqa: E731 (the views wait for the step)
+    stored = lambda: wh._reads.store.tables.read("reviews").collect().height  # noqa: E731 (the views wait for the step)
     assert stored() == 2 and len(wh.log()) == steps  # stored, no log step
     wh.import_reviews(labels, reviewer="carol")  # again: nothing doubled, the step completed
     assert stored() == 2 and wh.reviews(history=True).height == 2

@@ -28,7 +28,8 @@ _EXPORTS = {
     **{name: ("_rejudge", name) for name in ("JUDGE_BATCH", "BatchResult", "api_key_from", "judge_batch")},
     **{name: ("_rejudge_plan", name) for name in ("RejudgePlan", "plan_rejudge")},
     **{name: ("_rescore", name) for name in ("require_judged", "rescore")},
-    **{name: ("_reviews", name) for name in ("Review", "check_reviews", "read_review_file", "store_reviews")},
+    **{name: ("_reviews", name) for name in ("REVIEW_LOCK_WAIT_S", "Review", "check_reviews", "read_review_file",
+                                              "store_reviews")},
     "describe_reviews": ("_reviews", "describe"),
 }
 

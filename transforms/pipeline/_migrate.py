@@ -11,15 +11,15 @@ from scorelake.transforms.sources import LegacyTables
 from scorelake.transforms.warehouse import TABLES, Store
 
 
-def prepare_for_writing(store: Store) -> None:
-    """With the writer lock held: a warehouse of the former table format converted, the tables
-    declared, a killed writer's temporary files removed."""
-    if store.tables.legacy_tables():
-        migrate(store)
+def prepare_for_writing(store: Store) -> str | None:
+    """With the writer lock held: a warehouse of the former table format converted (where its former
+    files were kept, else None), the tables declared, a killed writer's temporary files removed."""
+    kept = migrate(store) if store.tables.legacy_tables() else None
     store.tables.init()
     if store.tables.is_local:
         for tmp in (*store.tables.root.glob(".*.tmp"), *store.tables.root.glob(".schemas/*.tmp")):
             tmp.unlink(missing_ok=True)
+    return str(kept) if kept else None
 
 
 def migrate(store: Store) -> Path:

@@ -109,22 +109,21 @@ def _review_id(review: Review, version: int) -> str:
 
 
 def store_reviews(store: Store, reviews: list[Review], detail: str) -> tuple[int, int]:
-    """Append the reviews as one write step (the writer lock waited for), recorded in the log as
+    """With the writer lock held: append the reviews as one write step, recorded in the log as
     ``detail``: the warehouse version they were made on, and the version they made. Rows this very
     step stored already (it was killed before its log step) are not stored twice: the step completes."""
-    with store.lock.hold(REVIEW_LOCK_WAIT_S):
-        version = store.tables.delta_table("commits").version()
-        now = datetime.now(UTC)
-        rows = frame("reviews", [
-            {"review_id": _review_id(r, version), "run_id": r.run_id, "scenario_name": r.scenario_name,
-             "signal": r.signal, "assertion": r.assertion, "verdict": r.verdict, "reviewer": r.reviewer,
-             "note": r.note, "reviewed_at": now, "warehouse_version": version} for r in reviews]).unique("review_id")
-        stored = (store.tables.read("reviews").filter(pl.col("warehouse_version") == version)
-                  .select("review_id").collect())
-        store.tables.append("reviews", rows.join(stored, on="review_id", how="anti"))
-        store.log.record("review", detail)
-        store.views.build()
-        return version, store.tables.delta_table("commits").version()
+    version = store.tables.delta_table("commits").version()
+    now = datetime.now(UTC)
+    rows = frame("reviews", [
+        {"review_id": _review_id(r, version), "run_id": r.run_id, "scenario_name": r.scenario_name,
+         "signal": r.signal, "assertion": r.assertion, "verdict": r.verdict, "reviewer": r.reviewer,
+         "note": r.note, "reviewed_at": now, "warehouse_version": version} for r in reviews]).unique("review_id")
+    stored = (store.tables.read("reviews").filter(pl.col("warehouse_version") == version)
+              .select("review_id").collect())
+    store.tables.append("reviews", rows.join(stored, on="review_id", how="anti"))
+    store.log.record("review", detail)
+    store.views.build()
+    return version, store.tables.delta_table("commits").version()
 
 
 def describe(reviews: list[Review]) -> str:

@@ -124,7 +124,7 @@ class Tables:
             raise WarehouseMissing(f"{self.location}: the warehouse is incomplete: a write was cut short while it "
                                    "created the tables. Complete it with `scorelake compact` (or any write, such as "
                                    "`scorelake ingest RUNS_DIR`)")
-        if self.legacy_tables():
+        if self.legacy_tables() and not writing:  # a write converts it first
             raise WarehouseMissing(f"{self.location} is in scorelake's former table format: convert it with "
                                     "`scorelake migrate` (any write command does it too)")
 

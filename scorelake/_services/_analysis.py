@@ -1,0 +1,215 @@
+"""Analysis over the views: rates, comparisons and the gate, history, pass^k and flaky tasks, the
+summary and the report, latency, the voice panel and cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
+
+import polars as pl
+
+from scorelake._services._reading import Reading
+from scorelake._services._reads import Reads
+from scorelake.transforms.errors import InvalidArgument, NotFound, check_range
+from scorelake.transforms.names import RECORDED
+from scorelake.transforms.results import GateResult
+
+if TYPE_CHECKING:
+    from scorelake.transforms.analysis import Comparison
+
+REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
+COST_SIDES = ("agent", "user", "judge")  # whose tokens cost what (run_latency's token columns)
+BY_DOMAIN_OR_SCENARIO = ("domain", "scenario")
+
+
+def _by(what: str, by: str, choices: Sequence[str]) -> None:
+    if by not in choices:
+        raise InvalidArgument(f"{what} by '{by}': choose {' or '.join(choices)}")
+
+
+class Analysis:
+    def __init__(self, reads: Reads, reading: Reading):
+        self._reads, self._reading = reads, reading
+
+    def rates(self, by: Literal["domain", "signal"] = "domain", run: str | None = None,
+              policy: str = RECORDED) -> pl.DataFrame:
+        """Success, task-success and per-signal rates per run and domain, or per run and signal."""
+        _by("rates", by, ("domain", "signal"))
+        with self._reads.connection():
+            return self._reads.query(f"rates_by_{by}", policy_id=self._reads.scoped(policy, run), run_id=run)
+
+    def judge_errors(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
+        """The scenarios whose LLM judge failed (upstream scored them 0.0), with ``judge_only`` where
+        the judge's signals are all that failed them: judge outages that read as agent failures."""
+        with self._reads.connection():
+            return self._reads.query("judge_errors", policy_id=self._reads.scoped(policy, run), run_id=run)
+
+    def compare(self, run_a: str, run_b: str, policy: str = RECORDED, *, alpha: float = 0.05,
+                all_scenarios: bool = False) -> Comparison:
+        """Run B against baseline A, like with like: the scenarios both ran with the same definition,
+        paired; per domain the rates with intervals, the delta with its interval, an exact McNemar
+        test labelling the change (improved, regressed, inconclusive, unchanged at ``alpha``) and the
+        smallest difference the pairs could detect; apart, the scenarios only in A or only in B, the
+        definitions that changed and whether the judge or the scoring flags differ. ``all_scenarios``:
+        each run's rates over all its scenarios, every scenario both have paired by name."""
+        from scorelake.transforms.pipeline import comparison
+
+        with self._reads.connection() as con:
+            return comparison(self._reads.store, con, run_a, run_b, self._reads.scoped(policy, run_a, run_b), alpha,
+                              all_scenarios)
+
+    def gate(self, base: str, candidate: str, policy: str = RECORDED, *, alpha: float = 0.05, max_drop: float = 0.0,
+             domains: Sequence[str] = (), max_p95_rise: float | None = None, max_overlap_rise: float | None = None,
+             max_wer_rise: float | None = None) -> GateResult:
+        """Whether ``candidate`` may replace ``base``: it fails when a domain (of ``domains``, default
+        every one) or the whole run regressed beyond the noise (McNemar at ``alpha`` on the scenarios
+        both ran with the same definition) by more than ``max_drop`` points, or (``max_p95_rise``)
+        when its p95 response latency rose by more than that many milliseconds, or
+        (``max_overlap_rise``) its mean overlap of speech per scenario by more than that many seconds,
+        or (``max_wer_rise``) the word error rate of what its agent heard by more than that many points."""
+        from scorelake.transforms.pipeline import gate
+
+        return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains, max_p95_rise,
+                    max_overlap_rise, max_wer_rise)
+
+    def passk(self, group: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
+        """pass^k per run group and domain, recomputed and claimed side by side."""
+        return self._reads.query("passk", policy_id=self._reads.policy_id(policy), run_group=group)
+
+    def history(self, domain: str = "(all)", policy: str = RECORDED, *, alpha: float = 0.05) -> pl.DataFrame:
+        """Composite and task rates across runs in session order, for one domain or the whole run,
+        with the response latency's p50 and p95 and each run's change from the run before it in its
+        group: the paired scenarios (same definition), broken, fixed, the exact McNemar p-value and
+        ``change`` (improved, regressed, inconclusive or unchanged: never regressed within the noise)."""
+        from scorelake.transforms.analysis import with_change_labels
+
+        with self._reads.connection():
+            return with_change_labels(self._reads.query("history", policy_id=self._reads.policy_id(policy),
+                                                        domain=domain), alpha)
+
+    def flaky(self, run: str | None = None, group: str | None = None, policy: str = RECORDED, *,
+              min_verdicts: int = 2) -> pl.DataFrame:
+        """The tasks whose verdict both passed and failed across the comparable runs (and trials) of
+        their group, most often flipping first: of ``run``'s group and run in it, of one ``group``, or
+        of every group. verdicts, runs, passed, failed, flips and flip_rate (flips per verdict after the first)."""
+        if min_verdicts < 2:
+            raise InvalidArgument(f"min_verdicts {min_verdicts}: at least 2 (one verdict cannot flip)")
+        with self._reads.connection():
+            return self._reads.query("flaky", policy_id=self._reads.scoped(policy, run), run_id=run, run_group=group,
+                                     min_verdicts=min_verdicts)
+
+    def summary(self, run: str, policy: str = RECORDED) -> str:
+        """``all_summary.txt`` of ``run`` as the upstream runner writes it, under ``policy``."""
+        from scorelake.transforms.render import render_summary
+
+        with self._reads.connection():
+            policy_id = self._reads.policy_id(policy)
+            info = self._reads.run(run)
+            rows = self._reads.query("summary_scenarios", run_id=run, policy_id=policy_id).to_dicts()
+        if info["status"] == "quarantined":
+            raise InvalidArgument(f"run '{run}' is quarantined (see the `quarantined` view)")
+        min_turns = rows[0]["min_agent_turns"] if rows else info["min_agent_turns"]
+        return render_summary(rows, info["queued_count"], min_turns)
+
+    def report(self, policy: str = RECORDED) -> str:
+        """A self-contained HTML report: rates, response latency and the voice panel across runs, the
+        latest run against the one before it in its group, stalled scenarios."""
+        from scorelake.transforms.analysis import with_change_labels
+        from scorelake.transforms.render import explain, render_report
+
+        query = self._reads.query
+        with self._reads.connection():
+            policy_id = self._reads.policy_id(policy)
+            runs = query("report_runs", policy_id=policy_id)
+            if runs.is_empty():
+                raise NotFound(f"no runs scored under policy '{policy}'")
+            history = with_change_labels(query("report_history", policy_id=policy_id))
+            latest = runs.row(-1, named=True)
+            earlier = runs.filter(pl.col("run_group").eq_missing(latest["run_group"])).head(-1)
+            comparison = self.compare(earlier["run_id"][-1], latest["run_id"], policy) if earlier.height else None
+            stalled = query("report_stalled", policy_id=policy_id)
+            latency = query("report_latency", policy_id=policy_id)
+            voice = query("report_voice", policy_id=policy_id)
+            linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
+            linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
+            pages = {key: explain(self._reading.evidence_under(*key, policy, policy_id), limit=2000)
+                     for key in list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES]}
+        return render_report(history, runs, comparison, stalled, policy, pages, latency, voice)
+
+    def latency(self, runs: Sequence[str] | None = None, by: Literal["domain", "scenario"] = "domain") -> pl.DataFrame:
+        """The agent's response latency per run and domain (and the whole run, ``(all)``), or per
+        scenario slowest first: exchanges measured, mean, p50, p90, p95, p99 and max (the runner's
+        percentiles: the whole run's p50 and p95 are all_summary.txt's), the first response's latency,
+        interrupted agent turns and their rate. NULL where a source records no latency."""
+        _by("latency", by, BY_DOMAIN_OR_SCENARIO)
+        with self._reads.connection():
+            return self._reads.query("latency" if by == "domain" else "latency_scenarios",
+                                     runs=self._reads.runs_known(runs))
+
+    def voice(self, runs: Sequence[str] | None = None, by: Literal["domain", "scenario"] = "domain",
+              policy: str = RECORDED) -> pl.DataFrame:
+        """The voice panel (``transforms.columns.VOICE_METRICS``): per run and domain (and the whole
+        run, ``(all)``) turn-taking from the speech segments, each direction's word error rate, the
+        key entities misheard, every rate with its event count, and the failed scenarios by cause
+        (recorded policy); or per scenario (``by="scenario"``) with its failure cause under ``policy``,
+        the worst heard first. NULL where a scenario holds nothing to measure, never zero."""
+        _by("voice", by, BY_DOMAIN_OR_SCENARIO)
+        with self._reads.connection():
+            known = self._reads.runs_known(runs)
+            if by == "domain":
+                return self._reads.query("voice", runs=known)
+            return self._reads.query("voice_scenarios", runs=known, policy_id=self._reads.policy_id(policy))
+
+    def voice_of(self, run: str, scenario: str) -> dict | None:
+        """One scenario's voice row (``VOICE_COLUMNS``, its speech segments and what each side heard
+        among them), or None where nothing was measured."""
+        with self._reads.connection():
+            self._reads.run(run)
+            found = self._reads.query("scenario_voice", run_id=run, scenario=scenario)
+        return found.row(0, named=True) if found.height else None
+
+    def turns(self, runs: Sequence[str] | str | None = None) -> pl.DataFrame:
+        """Every turn of many scenarios at once (of ``runs``, default all), in order: run, scenario,
+        domain, ordinal, role, text, timestamp, and an agent turn's response latency."""
+        with self._reads.connection():
+            known = self._reads.runs_known([runs] if isinstance(runs, str) else runs)
+            return self._reads.query("run_turns", runs=known)
+
+    def latency_histogram(self, run: str, bins: int = 20) -> pl.DataFrame:
+        """``run``'s response latencies in ``bins`` equal-width bins from 0 to its p99, and one open
+        bin (``high_ms`` null) for the slower ones: bin, low_ms, high_ms, exchanges. Empty when the
+        run records no latency."""
+        if not 1 <= bins <= 1000:
+            raise InvalidArgument(f"bins {bins}: between 1 and 1000")
+        with self._reads.connection():
+            self._reads.run(run)
+            return self._reads.query("latency_histogram", run_id=run, bins=bins)
+
+    def slowest_exchanges(self, run: str, limit: int = 20) -> pl.DataFrame:
+        """``run``'s slowest exchanges, slowest first: scenario, domain, the agent turn's ordinal and
+        response latency, the user's words it answered and the agent's answer."""
+        if limit < 1:
+            raise InvalidArgument(f"limit {limit}: at least 1")
+        with self._reads.connection():
+            self._reads.run(run)
+            return self._reads.query("slowest_exchanges", run_id=run, limit=limit)
+
+    def cost(self, prices: Mapping[str, tuple[float, float]], runs: Sequence[str] | None = None) -> pl.DataFrame:
+        """What the tokens of each run and domain cost, per side: ``prices`` maps ``agent``, ``user``
+        and ``judge`` (every judge scorelake asked) to (input, output) prices per million tokens; a
+        side without a price, or whose tokens the runs do not record, costs NULL."""
+        unknown = sorted(set(prices) - set(COST_SIDES))
+        if unknown:
+            raise InvalidArgument(f"--price for {', '.join(unknown)}: price {', '.join(COST_SIDES)}")
+        for side, pair in prices.items():
+            for price in pair:
+                check_range(f"price {side}", price, 0)
+        columns = []
+        for side in COST_SIDES:
+            price_in, price_out = prices.get(side, (None, None))
+            cost = ((pl.col(f"{side}_prompt_tokens") * price_in + pl.col(f"{side}_completion_tokens") * price_out) / 1e6
+                    if price_in is not None else pl.lit(None, pl.Float64))
+            columns.append(cost.alias(f"{side}_cost"))
+        with self._reads.connection():
+            tokens = self._reads.query("cost_tokens", runs=self._reads.runs_known(runs))
+        return tokens.with_columns(columns)

@@ -1,0 +1,94 @@
+"""Judging: a judge asked again about the stored judge inputs (the rejudge flow), the judges
+listed with their coverage and cost, and two (or more) judges compared."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from scorelake._services._reads import Reads
+from scorelake.transforms.errors import InvalidArgument, NotFound, check_range
+
+if TYPE_CHECKING:
+    from scorelake.transforms.analysis import JudgeComparison
+    from scorelake.transforms.results import RejudgeResult
+
+
+def _say_nothing(_: str) -> None:
+    pass
+
+
+class Judging:
+    def __init__(self, reads: Reads):
+        self._reads = reads
+
+    def rejudge(self, judge: str, *, url: str | None = None, model: str | None = None, prompt: str | None = None,
+                max_tokens: int | None = None, temperature: float | None = None, top_p: float | None = None,
+                seed: int | None = None, thinking_token_budget: int | None = None, timeout: float | None = None,
+                runs: Sequence[str] | None = None, only_errors: bool = False, base: str | None = None,
+                concurrency: int = 8, api_key_env: str | None = None, retries: int = 5, backoff: float = 0.5,
+                prefect: bool | None = None, verbose: bool = False, progress: bool = False,
+                say: Callable[[str], None] = _say_nothing) -> RejudgeResult:
+        """Ask the judge ``judge`` about every stored judge input (of ``runs``, default all) it has
+        not judged, through an OpenAI-compatible chat-completions ``url`` (default: each run's own
+        --judge-url; likewise ``model`` and the sampling settings), with upstream's payload; the key
+        from ``$JUDGE_API_KEY`` or ``api_key_env``. ``prompt`` replaces the system prompt. A new judge
+        takes over the judgements of ``base`` that did not fail (``only_errors`` without a ``base``:
+        ``recorded``); ``only_errors`` also asks its own failed ones again. Answers to identical
+        requests are never paid twice. A call that fails for a passing reason (429, 5xx, a timeout, a
+        dropped connection) is tried ``retries`` more times, waiting ``backoff`` seconds doubled each
+        time (or as Retry-After says). Returns counts of what was asked, taken over and failed."""
+        from scorelake.flows import runtime
+
+        self._reads.writable()
+        if not 1 <= concurrency <= 1024:
+            raise InvalidArgument(f"--concurrency: between 1 and 1024 calls at once (got {concurrency})")
+        if not 0 <= retries <= 100 or not 0 <= backoff <= 600:
+            raise InvalidArgument(f"--retries 0 to 100 and --backoff 0 to 600 seconds (got {retries}, {backoff})")
+        settings = {"url": url, "model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
+                    "top_p": top_p, "seed": seed, "thinking_token_budget": thinking_token_budget, "timeout": timeout,
+                    "base": base}
+        return runtime.rejudge(runtime.How(prefect, verbose, say), warehouse=self._reads.location, judge=judge,
+                               settings=settings, run_ids=list(runs) if runs else None, only_errors=only_errors,
+                               concurrency=concurrency, api_key_env=api_key_env, retries=retries, backoff=backoff,
+                               progress=progress)
+
+    def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
+        """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
+        calls, retries, tokens and latency; ``cost`` from prices per million input / output tokens."""
+        check_range("price-in", price_in, 0)
+        check_range("price-out", price_out, 0)
+        found = self._reads.query("judges")
+        cost = None
+        if price_in is not None or price_out is not None:
+            cost = (pl.col("prompt_tokens").fill_null(0) * (price_in or 0)
+                    + pl.col("completion_tokens").fill_null(0) * (price_out or 0)) / 1e6
+        return found.with_columns(cost=cost if cost is not None else pl.lit(None, pl.Float64))
+
+    def compare_judges(self, judge_a: str, judge_b: str, runs: Sequence[str] | None = None,
+                       threshold: float | None = None, *, others: Sequence[str] = (),
+                       sweep: bool = False) -> JudgeComparison:
+        """Judge B against judge A on the scenarios both judged: per domain, agreement on JUDGE_PASSED
+        (at ``threshold``, else each run's own) and on each NL assertion, Cohen's kappa with a 95%
+        interval, the mean score difference, and every flipped verdict. ``human`` is people's standing
+        reviews: against it, the other judge's precision and recall, and with ``sweep`` the agreement
+        of each candidate threshold and the best one. With ``others``, Krippendorff's alpha over all."""
+        from scorelake.transforms.analysis import HUMAN, compare_judges
+
+        if threshold is not None and not 0 <= threshold <= 1:
+            raise InvalidArgument(f"--threshold: between 0 and 1 (got {threshold})")
+        judges = [judge_a, judge_b, *others]
+        if len(set(judges)) < len(judges):
+            raise InvalidArgument(f"each judge once: {', '.join(judges)}")
+        if sweep and HUMAN not in (judge_a, judge_b):
+            raise InvalidArgument(f"--sweep measures a judge's thresholds against people: compare it with '{HUMAN}'")
+        with self._reads.connection():
+            known = {*self._reads.query("judges")["judge"], HUMAN}
+            for name in judges:
+                if name not in known:
+                    raise NotFound(f"no judge named '{name}' (judges: {', '.join(sorted(known))})")
+            verdicts = self._reads.query("judge_verdicts", judges=judges, runs=self._reads.runs_known(runs),
+                                         threshold=threshold)
+        return compare_judges(judges, verdicts, sweep)

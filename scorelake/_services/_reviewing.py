@@ -1,0 +1,99 @@
+"""People's verdicts: recorded one at a time or from a file (one write step, one hold of the writer
+lock), listed, and the queue of what to review next."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from scorelake._services._reads import Reads
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.names import RECORDED
+from scorelake.transforms.results import ReviewResult
+from scorelake.transforms.warehouse import sql_text
+
+REVIEW_PICKS = ("errors", "disagree", "sample")  # what a review queue picks (review_queue.sql)
+
+
+def reviewer_name(given: str | None) -> str:
+    """Who reviews: as given, else ``$SCORELAKE_REVIEWER``, else the login name."""
+    import getpass
+    import os
+
+    name = (given or os.environ.get("SCORELAKE_REVIEWER") or "").strip()
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):
+            raise InvalidArgument("no reviewer: give --reviewer NAME or set SCORELAKE_REVIEWER") from None
+    return name
+
+
+class Reviewing:
+    def __init__(self, reads: Reads):
+        self._reads = reads
+
+    def review(self, run: str, scenario: str, signal: str, verdict: str | None = None, *, assertion: int | None = None,
+               reviewer: str | None = None, note: str | None = None, withdraw: bool = False) -> ReviewResult:
+        """Record a person's verdict (``pass`` or ``fail``) on one signal of a scenario (a
+        ``success_breakdown`` name, or ``is_successful`` for the composite), or on one NL assertion
+        or DB predicate (``assertion``: its number); ``withdraw`` takes the standing one back. The
+        reviewer defaults to ``$SCORELAKE_REVIEWER``, else the login name. Nothing is overwritten:
+        a later review of the same key supersedes this one. Policies that take reviews
+        (``rescore(..., reviews=True)``) count it once re-scored."""
+        from scorelake.transforms.pipeline import Review
+
+        if withdraw == (verdict is not None):
+            raise InvalidArgument("give a verdict (pass or fail), or withdraw the standing one")
+        if verdict is not None and str(verdict).lower() not in ("pass", "fail"):
+            raise InvalidArgument(f"nothing stored: verdict '{str(verdict)[:40]}': pass or fail (withdraw takes the "
+                                  "standing one back)")
+        given = Review(run, scenario, signal, "withdrawn" if withdraw else str(verdict).lower(),
+                       reviewer_name(reviewer), assertion, note or None)
+        return self._record([given])
+
+    def import_reviews(self, path: str | Path, reviewer: str | None = None) -> ReviewResult:
+        """Record the reviews of a CSV file (header: run_id, scenario_name, signal, verdict, and
+        optionally assertion, reviewer, note) or a JSON Lines file, in one write step: a file with
+        any bad line stores nothing, and the error names every bad line."""
+        from scorelake.transforms.pipeline import read_review_file
+
+        reviews, unreadable = read_review_file(Path(path), reviewer_name(reviewer))
+        return self._record(reviews, unreadable, f"{path}: ")
+
+    def _record(self, reviews: list, unreadable: Sequence[str] = (), source: str = "") -> ReviewResult:
+        from scorelake.flows import flow_bodies
+
+        self._reads.writable()
+        return flow_bodies.record_reviews(self._reads.store, reviews, unreadable, source)
+
+    def reviews(self, run: str | None = None, history: bool = False) -> pl.DataFrame:
+        """The reviews that stand (one per run, scenario, signal and assertion), or every review
+        ever made (``history``: superseded and withdrawn ones too, ``standing`` saying which stand)."""
+        with self._reads.connection():
+            self._reads.runs_known([run] if run else None)
+            found = self._reads.query("reviews", run=run, history=history)
+        return found if history else found.drop("standing")
+
+    def review_queue(self, pick: str = "errors", run: str | None = None, policy: str = RECORDED, *,
+                     judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200) -> pl.DataFrame:
+        """What to review next: the scenarios whose judge failed (``errors``), those two stored
+        ``judges`` disagree on (``disagree``), or a random sample of ``per_domain`` per domain, the
+        same for the same ``seed`` (``sample``: two reviewers can split one); of ``run`` or all runs,
+        under ``policy``. Scenarios nobody has reviewed come first (``reviews``: how many they have)."""
+        if pick not in REVIEW_PICKS:
+            raise InvalidArgument(f"pick '{pick}': one of {', '.join(REVIEW_PICKS)}")
+        if pick == "disagree" and len(judges) != 2:
+            raise InvalidArgument("disagree: name the two judges whose verdicts differ (judges=[A, B])")
+        with self._reads.connection():
+            params = {"run": run, "policy_id": self._reads.scoped(policy, run), "limit": max(int(limit), 0)}
+            if pick == "disagree":
+                params.update(judge_a=judges[0], judge_b=judges[1])
+            if pick == "sample":
+                params.update(seed=int(seed), per_domain=max(int(per_domain), 1))
+            draw = "hash($seed, {0}.run_id, {0}.scenario_name)" if pick == "sample" else "{0}.run_id"
+            parts = {"picks": sql_text("queries", f"review_pick_{pick}.sql"), "draw_p": draw.format("p"),
+                     "draw_q": draw.format("q")}
+            return self._reads.query("review_queue", parts, **params)
