@@ -54,3 +54,18 @@ def test_the_check_sees_the_imports_it_must_judge():
     for module in ("polars", "duckdb", "deltalake", "prefect", "starlette", "uvicorn", "certifi", "arro3"):
         assert module in modules, module
     assert "numpy" not in modules and "pandas" not in modules  # the extras' modules are never imported at all
+
+
+def test_every_package_of_the_source_tree_is_in_the_wheel():
+    """A folder of modules that pyproject.toml does not list is left out of the wheel: the
+    installed package then fails to import it (the checkout, an editable install, does not)."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed, roots = set(config["packages"]), config["package-dir"]
+    found = set()
+    for package, folder in roots.items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            relative = init.parent.relative_to(REPO / folder)
+            found.add(".".join([package, *relative.parts]))
+    assert found - listed == set()

@@ -41,14 +41,16 @@ class Maintenance:
         tau2 task ids that contradict their task, and of a warehouse moved or copied since its view
         database was written (consistent: reads bind this warehouse's own files)."""
         from scorelake.transforms.pipeline import verify
-        from scorelake.transforms.sources import task_id_warnings
+        from scorelake.transforms.sources import SOURCES, source_warnings
 
         store = self._reads.store
         store.tables.require()
         runs = store.tables.committed_runs()
         moved = store.views.moved()
-        warnings = [f"{run_id}: {warning}" for run_id, warning in
-                    task_id_warnings(store.tables.scan("scenarios", runs)).items()] + ([moved] if moved else [])
+        lines: dict[str, str] = {}
+        for kind in SOURCES:  # each format's warnings, on its own runs' rows
+            lines.update(source_warnings(kind, store.tables.scan("scenarios", runs)))
+        warnings = [f"{run_id}: {warning}" for run_id, warning in sorted(lines.items())] + ([moved] if moved else [])
         return CheckResult(runs.height, verify(store), warnings)
 
     def migrate(self) -> Path | None:

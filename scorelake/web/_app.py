@@ -21,11 +21,13 @@ from starlette.routing import Route
 import scorelake
 from scorelake.transforms.errors import NotFound, ScorelakeError, WarehouseBusy
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS, SIGNALS
+from scorelake.transforms.registry import SIGNALS as DECLARED
 from scorelake.transforms.render import explain
 from scorelake.web import _pages as pages
 from scorelake.web._voice import voice_page, voice_section
 
 PAGE_SIZE = 100
+ITEM_SIGNALS = tuple(s.name for s in DECLARED if s.pass_rate)
 SEARCH_LIMIT = 200  # scenarios a search page lists
 
 
@@ -61,47 +63,48 @@ def _same_origin(request: Request) -> bool:
     return referer == own or referer.startswith(own + "/")
 
 
-def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int = PAGE_SIZE,
-             policy: str = RECORDED, review: bool = False) -> Starlette:
-    """The app over ``wh``, pages under ``policy`` unless a page asks for another. With ``token``
-    set, a request without it is refused. Read-only (GET pages) unless ``review``: then scenario
-    pages carry review forms, ``/review`` is the queue, and a POST to it records a review (the token
-    and a same-origin request required)."""
-    if review and not token:
-        raise ValueError("a viewer that takes reviews needs a token")
-    default_policy = policy
-    lock = threading.Lock()  # one DuckDB connection's worth of work at a time
+class Viewer:
+    """The viewer's handlers over ``wh``: pages under ``policy`` unless a page asks for another, a
+    request without ``token`` (when set) refused; with ``review``, the queue and the review form."""
 
-    def admitted(request: Request, form: dict | None = None) -> bool:
-        return not token or hmac.compare_digest(_token_given(request, form).encode(), token.encode())
+    def __init__(self, wh: scorelake.Warehouse, token: str | None, page_size: int, policy: str, review: bool):
+        self.wh, self.token, self.page_size, self.default_policy, self.review = wh, token, page_size, policy, review
+        self.lock = threading.Lock()  # one DuckDB connection's worth of work at a time
 
-    def guarded(render):
+    def admitted(self, request: Request, form: dict | None = None) -> bool:
+        return not self.token or hmac.compare_digest(_token_given(request, form).encode(), self.token.encode())
+
+    def framed(self, render):
+        """An endpoint answering ``render(request, policy)``'s body inside the page frame: the token
+        checked, a missing thing a 404, a bad request a 400."""
         def endpoint(request: Request) -> Response:
-            if not admitted(request):
+            if not self.admitted(request):
                 return PlainTextResponse("a token is required (?token=... or Authorization: Bearer ...)", 401)
-            policy = request.query_params.get("policy") or default_policy
+            policy = request.query_params.get("policy") or self.default_policy
             try:
-                with lock, wh.connection():
-                    policies = wh.policies()["name"].to_list()
+                with self.lock, self.wh.connection():
+                    policies = self.wh.policies()["name"].to_list()
                     body = render(request, policy)
             except NotFound as exc:
                 return PlainTextResponse(str(exc), 404)
             except ScorelakeError as exc:
                 return PlainTextResponse(str(exc), 400)
             title = request.url.path.rstrip("/").rsplit("/", 1)[-1] or "runs"
-            return HTMLResponse(pages.page(title, body, policy, policies, token))
+            return HTMLResponse(pages.page(title, body, policy, policies, self.token))
 
         return endpoint
 
-    def runs(request: Request, policy: str) -> str:
-        return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, token, wh.judge_error_counts(policy))
+    # ---- pages: (request, policy) -> the page's body ------------------------------------------------
+    def runs(self, request: Request, policy: str) -> str:
+        wh = self.wh
+        return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, self.token, wh.judge_error_counts(policy))
 
-    def search(request: Request, policy: str) -> str:
+    def search(self, request: Request, policy: str) -> str:
         q = request.query_params.get("q") or None
-        found = wh.search(q, policy=policy, limit=SEARCH_LIMIT) if q else None
-        return pages.search_page(q, found, policy, token, SEARCH_LIMIT)
+        found = self.wh.search(q, policy=policy, limit=SEARCH_LIMIT) if q else None
+        return pages.search_page(q, found, policy, self.token, SEARCH_LIMIT)
 
-    def run(request: Request, policy: str) -> str:
+    def run(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
         q = request.query_params
         offset = _integer(q.get("offset"), 0)
@@ -109,90 +112,99 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
             raise scorelake.InvalidArgument(f"offset {q.get('offset')}: between 0 and {MAX_OFFSET}")
         query = {"failed": q.get("failed") == "1", "domain": q.get("domain") or None, "signal": q.get("signal") or None,
                  "sort": q.get("sort") or "position", "offset": offset, "q": q.get("q") or None}
-        rows = wh.run_scenarios(run_id, policy, failed_only=query["failed"], domain=query["domain"],
-                                signal=query["signal"], sort=query["sort"], limit=page_size, offset=offset, q=query["q"])
-        domains = wh.rates(run=run_id, policy=policy)["domain"].to_list()
-        return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, token, page_size)
+        rows = self.wh.run_scenarios(run_id, policy, failed_only=query["failed"], domain=query["domain"],
+                                     signal=query["signal"], sort=query["sort"], limit=self.page_size, offset=offset,
+                                     q=query["q"])
+        domains = self.wh.rates(run=run_id, policy=policy)["domain"].to_list()
+        return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, self.token, self.page_size)
 
-    def latency(request: Request, policy: str) -> str:
+    def latency(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
-        return pages.latency_page(run_id, wh.latency([run_id]), wh.latency_histogram(run_id), wh.slowest_exchanges(run_id),
-                                  policy, token)
+        return pages.latency_page(run_id, self.wh.latency([run_id]), self.wh.latency_histogram(run_id),
+                                  self.wh.slowest_exchanges(run_id), policy, self.token)
 
-    def voice(request: Request, policy: str) -> str:
+    def voice(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
-        return voice_page(run_id, wh.voice([run_id]), wh.voice([run_id], by="scenario", policy=policy), policy, token)
+        return voice_page(run_id, self.wh.voice([run_id]), self.wh.voice([run_id], by="scenario", policy=policy),
+                          policy, self.token)
 
-    def flaky(request: Request, policy: str) -> str:
+    def flaky(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
-        return pages.flaky_page(run_id, wh.flaky(run_id, policy=policy), policy, token)
+        return pages.flaky_page(run_id, self.wh.flaky(run_id, policy=policy), policy, self.token)
 
-    def scenario(request: Request, policy: str) -> str:
+    def scenario(self, request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
-        evidence = wh.evidence(run_id, name, policy)
+        evidence = self.wh.evidence(run_id, name, policy)
         forms = ""
-        if review:
-            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, token,
-                                         unquote(request.cookies.get(REVIEWER_COOKIE, "")), request.query_params.get("queue"))
-        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, token,
-                                   voice_section(wh.voice_of(run_id, name)) + forms)
+        if self.review:
+            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, self.token,
+                                         unquote(request.cookies.get(REVIEWER_COOKIE, "")),
+                                         request.query_params.get("queue"))
+        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, self.token,
+                                   voice_section(self.wh.voice_of(run_id, name)) + forms)
 
-    def queue_params(request: Request) -> dict:
-        q = request.query_params
-        return {"pick": q.get("pick") or "errors", "run": q.get("run") or None, "a": q.get("a") or None,
-                "b": q.get("b") or None, "seed": _integer(q.get("seed"), 0), "per_domain": _integer(q.get("per_domain"), 5)}
+    def compare(self, request: Request, policy: str) -> str:
+        a, b = request.query_params.get("a"), request.query_params.get("b")
+        runs = self.wh.runs()["run_id"].to_list()
+        if not a or not b:  # pick them: the last two runs preselected
+            return ("<h1>Compare two runs</h1>"
+                    + pages.compare_picker(runs, a or (runs[-2:-1] or [None])[0], b or (runs[-1:] or [None])[0],
+                                           policy, self.token))
+        return pages.compare_page(a, b, self.wh.compare(a, b, policy), policy, self.token, runs)
 
-    def queue_of(params: dict, policy: str):
+    def queue(self, request: Request, policy: str) -> str:
+        params = _queue_params(request)
+        return pages.queue_page(self._queue_of(params, policy), params, self.wh.runs()["run_id"].to_list(), policy,
+                                self.token)
+
+    def _queue_of(self, params: dict, policy: str):
         judges = [params["a"], params["b"]] if params["pick"] == "disagree" else []
-        return wh.review_queue(params["pick"], params["run"], policy, judges=judges, seed=params["seed"],
-                               per_domain=params["per_domain"])
+        return self.wh.review_queue(params["pick"], params["run"], policy, judges=judges, seed=params["seed"],
+                                    per_domain=params["per_domain"])
 
-    def queue(request: Request, policy: str) -> str:
-        params = queue_params(request)
-        return pages.queue_page(queue_of(params, policy), params, wh.runs()["run_id"].to_list(), policy, token)
-
-    def next_in_queue(request: Request) -> Response:
+    # ---- endpoints that answer themselves ----------------------------------------------------------
+    def next_in_queue(self, request: Request) -> Response:
         """The first scenario of the queue nobody has reviewed (other than the one skipped)."""
-        if not admitted(request):
+        if not self.admitted(request):
             return PlainTextResponse("a token is required", 401)
-        policy = request.query_params.get("policy") or default_policy
-        params = queue_params(request)
+        policy = request.query_params.get("policy") or self.default_policy
+        params = _queue_params(request)
         skipped = request.query_params.get("skip")
         try:
-            with lock, wh.connection():
-                found = queue_of(params, policy)
+            with self.lock, self.wh.connection():
+                found = self._queue_of(params, policy)
         except ScorelakeError as exc:
             return PlainTextResponse(str(exc), 400)
         left = [r for r in found.iter_rows(named=True) if not r["reviews"]
                 and f"{r['run_id']}/{r['scenario_name']}" != skipped]
-        query = pages.queue_query(params, policy, token)
+        query = pages.queue_query(params, policy, self.token)
         if not left:
             return RedirectResponse(f"/review?{query}", 303)
         r = left[0]
         return RedirectResponse(f"/runs/{pages.segment(r['run_id'])}/scenarios/{pages.segment(r['scenario_name'])}?"
-                                + urlencode({"policy": policy, "token": token, "queue": query}), 303)
+                                + urlencode({"policy": policy, "token": self.token, "queue": query}), 303)
 
-    async def record(request: Request) -> Response:
+    async def record(self, request: Request) -> Response:
         """A review from one of the app's own pages: stored, then back to the page (or on to the next).
         What can be refused before the body is read is (its declared length, a wrong token in the
         address or header), and the body is read only up to a form's size."""
         declared = request.headers.get("content-length", "0")
         if not declared.isdigit() or int(declared) > MAX_FORM_BYTES:
             return PlainTextResponse("not saved: the form is too large", 413)
-        if _token_given(request) and not admitted(request):
+        if _token_given(request) and not self.admitted(request):
             return PlainTextResponse("not saved: a token is required", 401)
         body = await _body_within(request, MAX_FORM_BYTES)
         if body is None:
             return PlainTextResponse("not saved: the form is too large", 413)
         form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
-        if not admitted(request, form):
+        if not self.admitted(request, form):
             return PlainTextResponse("not saved: a token is required", 401)
         if not _same_origin(request):
             return PlainTextResponse("not saved: a review is sent from this viewer's own pages", 403)
         reviewer = (form.get("reviewer") or "").strip()
         if not reviewer:
             return PlainTextResponse("not saved: give your name (reviewer)", 400)
-        run_id, name, policy = form.get("run", ""), form.get("scenario", ""), form.get("policy") or default_policy
+        run_id, name, policy = form.get("run", ""), form.get("scenario", ""), form.get("policy") or self.default_policy
         given_assertion = (form.get("assertion") or "").strip()
         if given_assertion and not given_assertion.isdigit():
             return PlainTextResponse(f"not saved: assertion: the number of an NL assertion or DB predicate "
@@ -200,9 +212,9 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
         assertion = int(given_assertion) if given_assertion else None
 
         def store() -> None:
-            with lock:
-                wh.review(run_id, name, form.get("signal", ""), form.get("verdict"), assertion=assertion,
-                          reviewer=reviewer, note=(form.get("note") or "").strip() or None)
+            with self.lock:
+                self.wh.review(run_id, name, form.get("signal", ""), form.get("verdict"), assertion=assertion,
+                               reviewer=reviewer, note=(form.get("note") or "").strip() or None)
 
         try:
             await run_in_threadpool(store)
@@ -215,7 +227,8 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
             target = f"/review/next?{queue_query}"
         else:
             target = (f"/runs/{pages.segment(run_id)}/scenarios/{pages.segment(name)}?"
-                      + urlencode({"policy": policy, "token": token, **({"queue": queue_query} if queue_query else {})})
+                      + urlencode({"policy": policy, "token": self.token,
+                                   **({"queue": queue_query} if queue_query else {})})
                       + "#review")
         response = RedirectResponse(target, 303)
         # quoted: a cookie holds ASCII, a reviewer's name may be 李雷 or 🦊
@@ -223,29 +236,43 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
                             httponly=True)
         return response
 
-    def compare(request: Request, policy: str) -> str:
-        a, b = request.query_params.get("a"), request.query_params.get("b")
-        runs = wh.runs()["run_id"].to_list()
-        if not a or not b:  # pick them: the last two runs preselected
-            return ("<h1>Compare two runs</h1>"
-                    + pages.compare_picker(runs, a or (runs[-2:-1] or [None])[0], b or (runs[-1:] or [None])[0],
-                                           policy, token))
-        return pages.compare_page(a, b, wh.compare(a, b, policy), policy, token, runs)
+    def routes(self) -> list[Route]:
+        """The route table's routes: pages in the frame, the rest as they are; review ones only with review."""
+        return [Route(path, self.framed(getattr(self, handler)) if framed else getattr(self, handler), methods=[method])
+                for path, handler, method, framed, review_only in ROUTES if self.review or not review_only]
 
-    routes = [
-        Route("/", guarded(runs)),
-        Route("/runs/{run}", guarded(run)),
-        Route("/runs/{run}/latency", guarded(latency)),
-        Route("/runs/{run}/flaky", guarded(flaky)),
-        Route("/runs/{run}/voice", guarded(voice)),
-        Route("/runs/{run}/scenarios/{scenario:path}", guarded(scenario)),  # a tau2 task id may hold a /
-        Route("/compare", guarded(compare)),
-        Route("/search", guarded(search)),
-    ]
-    if review:
-        routes += [Route("/review", guarded(queue), methods=["GET"]), Route("/review", record, methods=["POST"]),
-                   Route("/review/next", next_in_queue)]
-    return Starlette(routes=routes)
+
+# The viewer's addresses: (path, Viewer handler, method, in the page frame, only when it takes reviews).
+ROUTES = (
+    ("/", "runs", "GET", True, False),
+    ("/runs/{run}", "run", "GET", True, False),
+    ("/runs/{run}/latency", "latency", "GET", True, False),
+    ("/runs/{run}/flaky", "flaky", "GET", True, False),
+    ("/runs/{run}/voice", "voice", "GET", True, False),
+    ("/runs/{run}/scenarios/{scenario:path}", "scenario", "GET", True, False),  # a tau2 task id may hold a /
+    ("/compare", "compare", "GET", True, False),
+    ("/search", "search", "GET", True, False),
+    ("/review", "queue", "GET", True, True),
+    ("/review", "record", "POST", False, True),
+    ("/review/next", "next_in_queue", "GET", False, True),
+)
+
+
+def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int = PAGE_SIZE,
+             policy: str = RECORDED, review: bool = False) -> Starlette:
+    """The app over ``wh``, pages under ``policy`` unless a page asks for another. With ``token``
+    set, a request without it is refused. Read-only (GET pages) unless ``review``: then scenario
+    pages carry review forms, ``/review`` is the queue, and a POST to it records a review (the token
+    and a same-origin request required)."""
+    if review and not token:
+        raise ValueError("a viewer that takes reviews needs a token")
+    return Starlette(routes=Viewer(wh, token, page_size, policy, review).routes())
+
+
+def _queue_params(request: Request) -> dict:
+    q = request.query_params
+    return {"pick": q.get("pick") or "errors", "run": q.get("run") or None, "a": q.get("a") or None,
+            "b": q.get("b") or None, "seed": _integer(q.get("seed"), 0), "per_domain": _integer(q.get("per_domain"), 5)}
 
 
 async def _body_within(request: Request, limit: int) -> bytes | None:
@@ -290,7 +317,7 @@ def _review_rows(evidence) -> list[dict]:
         s.get(name), bool) else None)} for name in SIGNALS
         if name in status or isinstance(s.get(name), bool) or name in (s.get("success_signals") or [])]
     for v in evidence.verdicts.iter_rows(named=True):
-        if v["kind"] in ("nl_assertion", "db_state_assertion"):
+        if v["kind"] in ITEM_SIGNALS:  # reviewed item by item too
             rows.append({"signal": v["kind"], "assertion": v["ordinal"], "label": v["label"], "passed": v["passed"]})
     rows.append({"signal": "is_successful", "assertion": None, "label": None, "passed": s.get("is_successful")})
     return rows

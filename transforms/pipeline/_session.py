@@ -13,7 +13,7 @@ import polars as pl
 from scorelake.transforms.columns import frame
 from scorelake.transforms.keys import new_generation
 from scorelake.transforms.results import SessionReport
-from scorelake.transforms.sources import EVIDENCE_TABLES, Session, SessionTables, read_session_tables, task_id_warnings
+from scorelake.transforms.sources import EVIDENCE_TABLES, Session, SessionTables, read_session_tables, source_warnings
 
 
 @dataclass
@@ -37,8 +37,8 @@ def _once_each(messages) -> list[str]:
     return [message if n == 1 else f"{message} (x{n})" for message, n in counts.items()]
 
 
-def _report(session: Session, tables: SessionTables, task_id_lines: dict[str, str]) -> SessionReport:
-    warnings = tables.warnings + ([task_id_lines[session.run_id]] if session.run_id in task_id_lines else [])
+def _report(session: Session, tables: SessionTables, lines: dict[str, str]) -> SessionReport:
+    warnings = tables.warnings + ([lines[session.run_id]] if session.run_id in lines else [])
     return SessionReport(session.run_id, tables.run["status"], len(tables.rows.get("scenarios", [])),
                          len(tables.rows.get("quarantine", [])), _once_each(str(e) for e in tables.errors), warnings)
 
@@ -49,8 +49,9 @@ def ingest_sessions(sessions: list[Session]) -> IngestedRuns:
     read = [read_session_tables(session, new_generation()) for session in sessions]
     tables = {table: frame(table, [row for t in read for row in t.rows.get(table, [])])
               for table in ("scenarios", "verdicts", "quarantine", *EVIDENCE_TABLES)}
-    # only tau2 claims task ids: a look at the rows spares the others the query
-    claims = any(row["task_id_claimed"] is not None for t in read for row in t.rows.get("scenarios", []))
-    task_id_lines = task_id_warnings(tables["scenarios"].lazy()) if claims else {}
-    return IngestedRuns([_report(s, t, task_id_lines) for s, t in zip(sessions, read)],
+    # each format's own warnings on the rows of its runs (a format with none costs no query)
+    lines: dict[str, str] = {}
+    for kind in dict.fromkeys(s.kind for s in sessions):
+        lines.update(source_warnings(kind, tables["scenarios"].lazy()))
+    return IngestedRuns([_report(s, t, lines) for s, t in zip(sessions, read)],
                         frame("runs", [t.run for t in read]), tables)

@@ -12,16 +12,18 @@ from scorelake.transforms.sources._discover import (
     read_session_tables,
     same_content,
     session_fingerprint,
+    source_warnings,
 )
 from scorelake.transforms.sources._files import BadInput, SessionTables, is_utf8, open_regular, printable, read_within
 from scorelake.transforms.sources._legacy import LegacyTables
 from scorelake.transforms.sources._registry import SOURCES
 from scorelake.transforms.sources._session import Session, Source
 from scorelake.transforms.sources.nemo import list_session, read_session
-from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX, task_id_warnings
+from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX
 
 EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts", "voice")
 
-__all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "LegacyTables", "SOURCES", "Session", "SessionTables", "Source",
-           "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "open_regular", "printable", "read_within", "read_session", "task_id_warnings",
-           "read_session_tables", "same_content", "session_fingerprint"]
+__all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "SOURCES", "LegacyTables", "Session", "SessionTables", "Source",
+           "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "open_regular", "printable",
+           "read_session", "read_session_tables", "read_within", "same_content", "session_fingerprint",
+           "source_warnings"]

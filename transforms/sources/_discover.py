@@ -63,6 +63,11 @@ def session_fingerprint(session: Session) -> str:
     return SOURCES[session.kind].fingerprint(session)
 
 
+def source_warnings(kind: str, scenarios) -> dict[str, str]:
+    """The format ``kind``'s warnings on ``scenarios`` rows (per run of that format among them)."""
+    return SOURCES[kind].warnings(scenarios)
+
+
 def read_session_tables(session: Session, generation: str):
     """The run's rows, read by its format's reader."""
     return SOURCES[session.kind].read(session, generation)
@@ -79,8 +84,8 @@ def same_content(session: Session, other: Path) -> bool:
         return False
     for rel in mine:
         a, b = (session.path if rel == "." else session.path / rel), (other if rel == "." else other / rel)
-        if rel.startswith("killed:") or not (a.exists() or b.exists()):
-            continue
-        if a.is_file() != b.is_file() or (a.is_file() and not filecmp.cmp(a, b, shallow=False)):
+        if a.exists() != b.exists() or a.is_file() != b.is_file():
+            return False
+        if a.is_file() and not filecmp.cmp(a, b, shallow=False):  # a folder listed is the same by its name
             return False
     return True

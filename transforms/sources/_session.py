@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from scorelake.transforms.sources._files import SessionTables
 
 
@@ -40,6 +42,10 @@ class Source(Protocol):
 
     def read(self, session: Session, generation: str) -> SessionTables:
         """The run's rows (a file it cannot use is a quarantine row, never an exception)."""
+
+    def warnings(self, scenarios: pl.LazyFrame) -> dict[str, str]:
+        """Per run of this format among ``scenarios`` (rows of the ``scenarios`` table), a line on
+        what is odd in it though it was read (the ingest's report and ``check`` show it)."""
 
 
 ABSENT = "-"  # the stat token of no file

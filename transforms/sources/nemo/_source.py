@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from scorelake.transforms.sources._files import SessionTables
 from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.nemo._listing import RUN_FILES, SCENARIO_INPUTS, list_session
@@ -27,7 +29,10 @@ class NemoSessions:
             return None
         listing = list_session(path)
         return [*RUN_FILES, *(f"{name}/{file}" for name in listing.scenarios for file in SCENARIO_INPUTS),
-                *(f"killed:{name}" for name in listing.killed)]
+                *listing.killed]  # a killed scenario's folder: what it holds is never read
+
+    def warnings(self, scenarios: pl.LazyFrame) -> dict[str, str]:
+        return {}
 
     def read(self, session: Session, generation: str) -> SessionTables:
         return read_session(session, generation)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
-from typing import Any, Callable
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.scoring import Signal
@@ -243,31 +245,38 @@ def _quarantined_run(session: Session, generation: str, fingerprint: str, source
     return SessionTables(run, {"quarantine": quarantine}, [err])
 
 
-def _tau2_document(session: Session) -> tuple[dict, list[tuple[str, Callable[[], Any]]]]:
-    """The results header and one loader per simulation, for the monolithic and the dir format."""
-    if session.kind == "tau2-dir":
-        root = session.path
-        header = load_json(root / "results.json", root)
-        if not isinstance(header, dict):
-            raise BadInput("results.json", "schema violation at <root>: expected an object")
-        files = sorted((root / "simulations").glob("*.json"))
-        return header, [(os.path.relpath(f, root), lambda f=f: load_json(f, root)) for f in files]
-    root = session.path.parent
-    doc = load_json(session.path, root)
+# A tau2 results document: its header, where the header was read (for errors), one loader per simulation.
+Tau2Document = tuple[dict, str, list[tuple[str, Callable[[], Any]]]]
+
+
+def tau2_folder_document(path: Path) -> Tau2Document:
+    """A results folder's document: ``results.json``, and a simulation per file of ``simulations/``."""
+    header = load_json(path / "results.json", path)
+    if not isinstance(header, dict):
+        raise BadInput("results.json", "schema violation at <root>: expected an object")
+    files = sorted((path / "simulations").glob("*.json"))
+    return header, "results.json", [(os.path.relpath(f, path), lambda f=f: load_json(f, path)) for f in files]
+
+
+def tau2_file_document(path: Path) -> Tau2Document:
+    """A monolithic results file's document: its header and its ``simulations`` list (or the list itself)."""
+    doc = load_json(path, path.parent)
     sims = doc.get("simulations") if isinstance(doc, dict) else doc
     if not isinstance(sims, list):
-        raise BadInput(session.path.name, "schema violation at simulations: expected a list")
+        raise BadInput(path.name, "schema violation at simulations: expected a list")
     header = doc if isinstance(doc, dict) else {}
-    return header, [(f"{session.path.name}#simulations[{i}]", lambda s=s: s) for i, s in enumerate(sims)]
+    return header, path.name, [(f"{path.name}#simulations[{i}]", lambda s=s: s) for i, s in enumerate(sims)]
 
 
-def read_tau2(session: Session, generation: str, fingerprint: str) -> SessionTables:
+def read_tau2(session: Session, generation: str, fingerprint: str,
+              document: Callable[[Path], Tau2Document]) -> SessionTables:
+    """A tau2 run's rows from its ``document`` (the folder's or the file's, as its Source reads it)."""
     try:
-        header, loaders = _tau2_document(session)
+        header, header_name, loaders = document(session.path)
     except BadInput as err:
         return _quarantined_run(session, generation, fingerprint, "tau2", err)
     try:
-        typed = validate(Tau2Header, header, "results.json" if session.kind == "tau2-dir" else session.path.name)
+        typed = validate(Tau2Header, header, header_name)
     except BadInput as err:
         return _quarantined_run(session, generation, fingerprint, "tau2", err)
     info = header.get("info") or {}

@@ -7,9 +7,12 @@ import hashlib
 import os
 from pathlib import Path
 
+import polars as pl
+
 from scorelake.transforms.sources._files import SessionTables, open_regular
 from scorelake.transforms.sources._session import Session, stat_token
-from scorelake.transforms.sources.tau._read import read_tau2, read_tau_bench
+from scorelake.transforms.sources.tau._read import read_tau2, read_tau_bench, tau2_file_document, tau2_folder_document
+from scorelake.transforms.sources.tau._task_ids import task_id_warnings
 
 # Part of a file's fingerprint: a reader that extracts more from the same file re-reads files an
 # older one ingested (2: COMMUNICATE, reward basis, recovered task ids; 3: evidence: turns, tool calls;
@@ -59,7 +62,10 @@ class Tau2File(_ResultsFile):
     kind = "tau2"
 
     def read(self, session: Session, generation: str) -> SessionTables:
-        return read_tau2(session, generation, self.fingerprint(session))
+        return read_tau2(session, generation, self.fingerprint(session), tau2_file_document)
+
+    def warnings(self, scenarios: pl.LazyFrame) -> dict[str, str]:
+        return task_id_warnings(scenarios)
 
 
 class TauBenchFile(_ResultsFile):
@@ -69,6 +75,9 @@ class TauBenchFile(_ResultsFile):
 
     def read(self, session: Session, generation: str) -> SessionTables:
         return read_tau_bench(session, generation, self.fingerprint(session))
+
+    def warnings(self, scenarios: pl.LazyFrame) -> dict[str, str]:
+        return {}
 
 
 class Tau2Folder:
@@ -92,4 +101,7 @@ class Tau2Folder:
         return ["results.json", *(f"simulations/{p.name}" for p in sorted((path / "simulations").glob("*.json")))]
 
     def read(self, session: Session, generation: str) -> SessionTables:
-        return read_tau2(session, generation, self.fingerprint(session))
+        return read_tau2(session, generation, self.fingerprint(session), tau2_folder_document)
+
+    def warnings(self, scenarios: pl.LazyFrame) -> dict[str, str]:
+        return task_id_warnings(scenarios)
