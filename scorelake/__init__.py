@@ -31,12 +31,17 @@ from scorelake.transforms.results import (
     Evidence,
     GateResult,
     IngestResult,
+    ItemVerdict,
+    Judgement,
     Refusal,
     Regrouped,
     RejudgeResult,
     RescoreResult,
     ReviewResult,
     SessionReport,
+    StandingReview,
+    ToolCall,
+    Turn,
 )
 
 __version__ = "0.1.0"
@@ -51,6 +56,7 @@ def __getattr__(name: str) -> Any:
         return getattr(_api, name)
     raise AttributeError(f"module 'scorelake' has no attribute {name!r}")
 
-__all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "Refusal", "Regrouped", "RejudgeResult",
-           "RescoreResult", "ReviewResult", "SessionReport", "JudgeRefused", "JudgeUnavailable", "NotFound", "NothingFound", "ScorelakeError",
+__all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "ItemVerdict", "JudgeRefused",
+           "JudgeUnavailable", "Judgement", "NotFound", "NothingFound", "Refusal", "Regrouped", "RejudgeResult",
+           "RescoreResult", "ReviewResult", "ScorelakeError", "SessionReport", "StandingReview", "ToolCall", "Turn",
            "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

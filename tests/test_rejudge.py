@@ -510,14 +510,14 @@ def test_show_under_a_judge_policy_gives_that_judges_reason_and_nl_verdicts(corp
     nl_scenario = wh.sql("SELECT scenario_name FROM stg_judge_inputs WHERE run_id = $r AND nl_assertions IS NOT NULL "
                          "AND askable LIMIT 1", {"r": MIXED})["scenario_name"][0]
     evidence = wh.evidence(MIXED, nl_scenario, "second-opinion")
-    assert evidence.judge["judge"] == "second" and evidence.judge["reason"] == "second opinion"
-    nl = evidence.verdicts.filter(pl.col("kind") == "nl_assertion")
-    assert nl["passed"].to_list()[0] and nl["detail"].to_list()[0] == "held"
+    assert evidence.judge.judge == "second" and evidence.judge.reason == "second opinion"
+    nl = [v for v in evidence.verdicts if v.kind == "nl_assertion"]
+    assert nl[0].passed and nl[0].detail == "held"
     assert evidence.scenario["judge_score"] == 0.42 and evidence.scenario["judge"] == "second"
     shown = runner.invoke(app, ["show", MIXED, nl_scenario, "--policy", "second-opinion", "-w", wh.location])
     assert shown.exit_code == 0 and "judged by judge 'second'" in shown.stdout and "second opinion" in shown.stdout
     recorded = wh.evidence(MIXED, nl_scenario)
-    assert recorded.judge["judge"] == "recorded" and recorded.judge["reason"] != "second opinion"
+    assert recorded.judge.judge == "recorded" and recorded.judge.reason != "second opinion"
 
 
 # ---- on object storage ---------------------------------------------------------------------------

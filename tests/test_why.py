@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
-from scorelake.transforms.render import explain, explain_text
+from scorelake.transforms.render import PlacedCall, explain, explain_text
+from scorelake.transforms.results import Turn
 from scorelake.transforms.scoring import Difference, TextFlags, differences, item_comparisons
 from tests.conftest import BASELINE
 
@@ -75,7 +76,8 @@ def test_the_viewer_shows_the_keys_that_differ(wh):
 
 def test_a_tool_call_sits_after_the_turn_it_answers(wh):
     e = explain(wh.evidence(BASELINE, "tau2_retail__22"))
-    kinds = [(m["kind"], m.get("name") or (m.get("text") or "")[:30]) for m in e.timeline]
+    kinds = [("turn", (m.text or "")[:30]) if isinstance(m, Turn) else ("call", m.call.name)
+             if isinstance(m, PlacedCall) else ("checks", m.text[:30]) for m in e.timeline]
     first_call = kinds.index(("call", "modify_user_address"))
     assert kinds[first_call - 1][1].startswith("Hi. You want to change your u")  # the user's request
     assert kinds[first_call + 1][1].startswith("Thank you. I can see the deta")  # the agent's answer after it

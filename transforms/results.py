@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from typing import TypeVar
 
 import polars as pl
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -128,21 +132,92 @@ class CheckResult:
         return not self.problems
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a conversation (the ``turns`` table)."""
+
+    ordinal: int
+    role: str  # user | assistant (the agent)
+    text: str | None
+    timestamp: str | None
+    latency_ms: float | None  # an agent turn's response latency
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call (the ``tool_calls`` table): the agent's, or a simulated user's (``side``)."""
+
+    side: str
+    ordinal: int
+    message_index: int | None
+    replies_to_turn: int | None  # the other party's turn it answers (its k-th); None: read by an older scorelake
+    call_id: str | None
+    name: str
+    arguments_json: str | None
+    result: str | None
+    requestor: str | None
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    """One item a signal rests on: a DB predicate, an NL assertion, a reference action, a tau2 check."""
+
+    kind: str  # db_state_assertion | nl_assertion | action | communicate
+    ordinal: int
+    label: str | None
+    side: str | None
+    passed: bool | None
+    expected_json: str | None
+    actual_json: str | None
+    arguments_json: str | None
+    detail: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The policy's judge's judgement of a scenario."""
+
+    judge: str
+    score: float | None
+    reason: str | None
+    errored: bool | None  # the judge itself failed (not the agent)
+    extra_json: str | None  # the reply's other keys (confidence, deductions)
+
+
+@dataclass(frozen=True)
+class StandingReview:
+    """A person's verdict that stands on a signal, an item of it (``assertion``) or the outcome."""
+
+    signal: str
+    assertion: int | None
+    verdict: str  # pass | fail
+    reviewer: str
+    note: str | None
+    reviewed_at: datetime
+
+
+def records(kind: type[T], frame: pl.DataFrame) -> list[T]:
+    """``frame``'s rows as ``kind`` records (its fields taken by name)."""
+    names = [f.name for f in fields(kind)]
+    return [kind(*row) for row in frame.select(names).iter_rows()]
+
+
 @dataclass
 class Evidence:
     """One scenario's verdict and what it rests on (``Warehouse.evidence``)."""
 
     run: str
     policy: str
-    scenario: dict  # its scenario_scores row: signals, composite, success_breakdown, flags
-    verdicts: pl.DataFrame  # per DB predicate, NL assertion, reference action, tau2 check
-    judge: dict | None  # the policy's judge's judgement: judge, score, reason, errored, extra keys
-    turns: pl.DataFrame  # the conversation
-    tool_calls: pl.DataFrame  # agent then user side, each in order
-    reviews: pl.DataFrame  # people's standing verdicts on its signals, items and outcome
+    scenario: dict  # its scenario_scores row (README, "Views"): signals, composite, success_breakdown, flags
+    verdicts: list[ItemVerdict]  # per DB predicate, NL assertion, reference action, tau2 check
+    judge: Judgement | None  # the policy's judge's judgement
+    turns: list[Turn]  # the conversation
+    tool_calls: list[ToolCall]  # agent then user side, each in order
+    reviews: list[StandingReview]  # people's standing verdicts on its signals, items and outcome
 
     def as_dict(self) -> dict:
         return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
-                "verdicts": self.verdicts.to_dicts(), "judge": self.judge, "turns": self.turns.to_dicts(),
-                "tool_calls": self.tool_calls.to_dicts(), "reviews": self.reviews.to_dicts()}
-
+                "verdicts": [asdict(v) for v in self.verdicts], "judge": self.judge and asdict(self.judge),
+                "turns": [asdict(t) for t in self.turns], "tool_calls": [asdict(c) for c in self.tool_calls],
+                "reviews": [asdict(r) for r in self.reviews]}

@@ -10,7 +10,7 @@ import polars as pl
 from scorelake._services._reads import Reads
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
-from scorelake.transforms.results import Evidence
+from scorelake.transforms.results import Evidence, ItemVerdict, Judgement, StandingReview, ToolCall, Turn, records
 from scorelake.transforms.warehouse import fetch
 
 # What ``sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
@@ -120,10 +120,11 @@ class Reading:
             if found.is_empty():
                 raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
             row = found.row(0, named=True)
-            judge = query("scenario_judge", run_id=run, scenario=scenario, judge=row["judge"])
+            judge = records(Judgement, query("scenario_judge", run_id=run, scenario=scenario, judge=row["judge"]))
             return Evidence(run, policy, row,
-                            query("scenario_verdicts", run_id=run, scenario=scenario, judge=row["judge"]),
-                            judge.row(0, named=True) if judge.height else None,
-                            query("scenario_turns", run_id=run, scenario=scenario),
-                            query("scenario_tool_calls", run_id=run, scenario=scenario),
-                            query("scenario_reviews", run_id=run, scenario=scenario))
+                            records(ItemVerdict, query("scenario_verdicts", run_id=run, scenario=scenario,
+                                                       judge=row["judge"])),
+                            judge[0] if judge else None,
+                            records(Turn, query("scenario_turns", run_id=run, scenario=scenario)),
+                            records(ToolCall, query("scenario_tool_calls", run_id=run, scenario=scenario)),
+                            records(StandingReview, query("scenario_reviews", run_id=run, scenario=scenario)))

@@ -316,8 +316,8 @@ def _review_rows(evidence) -> list[dict]:
     rows = [{"signal": name, "assertion": None, "label": None, "passed": status.get(name, s.get(name) if isinstance(
         s.get(name), bool) else None)} for name in SIGNALS
         if name in status or isinstance(s.get(name), bool) or name in (s.get("success_signals") or [])]
-    for v in evidence.verdicts.iter_rows(named=True):
-        if v["kind"] in ITEM_SIGNALS:  # reviewed item by item too
-            rows.append({"signal": v["kind"], "assertion": v["ordinal"], "label": v["label"], "passed": v["passed"]})
+    for v in evidence.verdicts:
+        if v.kind in ITEM_SIGNALS:  # reviewed item by item too
+            rows.append({"signal": v.kind, "assertion": v.ordinal, "label": v.label, "passed": v.passed})
     rows.append({"signal": "is_successful", "assertion": None, "label": None, "passed": s.get("is_successful")})
     return rows

@@ -12,6 +12,7 @@ import polars as pl
 
 from scorelake.transforms.names import SIGNALS
 from scorelake.transforms.render import Explanation, explain_html
+from scorelake.transforms.results import StandingReview
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem 2rem; color: #1d2330; }
@@ -324,20 +325,20 @@ def _verdict_word(passed: bool | None) -> str:
     return "not applicable" if passed is None else "passed" if passed else "failed"
 
 
-def review_section(rows: list[dict], standing: pl.DataFrame, run: str, scenario: str, policy: str, token: str,
-                   reviewer: str, queue: str | None) -> str:
+def review_section(rows: list[dict], standing: list[StandingReview], run: str, scenario: str, policy: str,
+                   token: str, reviewer: str, queue: str | None) -> str:
     """The review forms of a scenario page: per signal, per NL assertion and for the outcome, agree or
     disagree with what it is now (or pass / fail where it does not apply), with a note; ``rows``:
     signal, assertion, label, passed (now). Under a ``queue``, the outcome's buttons save and go on."""
-    reviews = {(r["signal"], r["assertion"]): r for r in standing.iter_rows(named=True)}
+    reviews = {(r.signal, r.assertion): r for r in standing}
     parts = ['<h2 id="review">Review</h2><p class="note">Your verdict is kept with its history; a policy that takes '
              "reviews (<code>scorelake rescore --reviews</code>) counts it.</p>"
              '<table class="review"><tr><th>what</th><th>now</th><th>standing review</th><th>your verdict</th></tr>']
     for row in rows:
         signal, assertion, passed = row["signal"], row["assertion"], row["passed"]
         standing_review = reviews.get((signal, assertion))
-        said = (f"{esc(standing_review['verdict'])} by {esc(standing_review['reviewer'])}"
-                + (f": {esc(standing_review['note'])}" if standing_review.get("note") else "")) if standing_review else ""
+        said = (f"{esc(standing_review.verdict)} by {esc(standing_review.reviewer)}"
+                + (f": {esc(standing_review.note)}" if standing_review.note else "")) if standing_review else ""
         onward = queue is not None and signal == "is_successful"
         if passed is None:
             buttons = [("pass", "pass"), ("fail", "fail")]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from scorelake.transforms.names import MISSING_VERDICT, RECORDED, SIGNALS
 from scorelake.transforms.registry import BY_NAME
-from scorelake.transforms.results import Evidence
+from scorelake.transforms.results import Evidence, ItemVerdict, Judgement, StandingReview, ToolCall, Turn
 
 if TYPE_CHECKING:
     from scorelake.transforms.scoring import Difference
@@ -39,6 +39,25 @@ class ActionItem:
     differences: list[str] = field(default_factory=list)  # where, by the comparator's rules, in words
 
 
+@dataclass(frozen=True)
+class PlacedCall:
+    """A tool call in the timeline; ``unplaced``: stored without its place (read by an older
+    scorelake), so shown after the conversation."""
+
+    call: ToolCall
+    unplaced: bool = False
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What the checks read once the conversation ended."""
+
+    text: str
+
+
+Moment = Turn | PlacedCall | Checks
+
+
 @dataclass
 class Explanation:
     title: str
@@ -46,11 +65,11 @@ class Explanation:
     failed: list[str]  # the success_breakdown names that failed it (and "stalled")
     summary: list[str]
     signals: list[SignalLine]
-    turns: list[dict]
-    tool_calls: list[dict]
+    turns: list[Turn]
+    tool_calls: list[ToolCall]
     actions: list[ActionItem] = field(default_factory=list)
-    # turns and tool calls in the order they happened (kind "turn" | "call"), then what the checks read (kind "checks")
-    timeline: list[dict] = field(default_factory=list)
+    # turns and tool calls in the order they happened, then what the checks read
+    timeline: list[Moment] = field(default_factory=list)
 
 
 def _mark(passed: Any) -> str:
@@ -62,32 +81,31 @@ def _short(text: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _item_detail(v: dict, limit: int) -> str:
+def _item_detail(v: ItemVerdict, limit: int) -> str:
     """What one predicate, assertion or check rests on, in words."""
-    if v["kind"] == "db_state_assertion":
-        call = f"({_short(v['arguments_json'], limit)})" if v.get("arguments_json") else ""
-        said = [f"expected {_short(v['expected_json'], limit)}, got {_short(v['actual_json'], limit)}"
-                if v.get("expected_json") is not None or v.get("actual_json") is not None else ""]
-        said += [f"the predicate raised: {_short(v['error'], limit)}" if v.get("error") else "",
-                 _short(v["detail"], limit) if v.get("detail") else ""]
+    if v.kind == "db_state_assertion":
+        call = f"({_short(v.arguments_json, limit)})" if v.arguments_json else ""
+        said = [f"expected {_short(v.expected_json, limit)}, got {_short(v.actual_json, limit)}"
+                if v.expected_json is not None or v.actual_json is not None else ""]
+        said += [f"the predicate raised: {_short(v.error, limit)}" if v.error else "",
+                 _short(v.detail, limit) if v.detail else ""]
         return call + "".join(f" — {part}" for part in said if part)
-    if v["kind"] == "nl_assertion" and v.get("detail") == MISSING_VERDICT:
-        return (f" — the judge's reply gave no verdict for assertion {v['ordinal']}, so upstream counts it "
-                "as failed")
-    return f" — {_short(v['detail'], limit)}" if v.get("detail") else ""
+    if v.kind == "nl_assertion" and v.detail == MISSING_VERDICT:
+        return f" — the judge's reply gave no verdict for assertion {v.ordinal}, so upstream counts it as failed"
+    return f" — {_short(v.detail, limit)}" if v.detail else ""
 
 
-def _items(verdicts: list[dict], kind: str, limit: int) -> list[str]:
-    return [f"{_mark(v['passed'])} {v['ordinal']}. {_short(v['label'] or '', limit)}{_item_detail(v, limit)}"
-            for v in verdicts if v["kind"] == kind]
+def _items(verdicts: list[ItemVerdict], kind: str, limit: int) -> list[str]:
+    return [f"{_mark(v.passed)} {v.ordinal}. {_short(v.label or '', limit)}{_item_detail(v, limit)}"
+            for v in verdicts if v.kind == kind]
 
 
-def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, items: list[ActionItem],
+def _facts(signal: str, s: dict, verdicts: list[ItemVerdict], judge: Judgement | None, items: list[ActionItem],
            limit: int) -> list[str]:
     """What the verdict of ``signal`` rests on, in words."""
     if signal == "is_action_match":
-        actions = [v for v in verdicts if v["kind"] == "action"]
-        facts = [f"{sum(v['passed'] for v in actions)} of {len(actions)} reference items matched"] if actions else []
+        actions = [v for v in verdicts if v.kind == "action"]
+        facts = [f"{sum(bool(v.passed) for v in actions)} of {len(actions)} reference items matched"] if actions else []
         for item in items:
             if not item.passed:
                 facts.append(f"FAIL {item.note}" + "".join(f"; {d}" for d in item.differences[:5])
@@ -109,12 +127,12 @@ def _facts(signal: str, s: dict, verdicts: list[dict], judge: dict | None, items
             facts.append(f"score {s['judge_score']:g} against threshold "
                          + ("(none)" if threshold is None else f"{threshold:g}"))
         if judge:
-            if judge.get("errored"):
+            if judge.errored:
                 facts.append("the judge itself failed (not the agent): upstream scored it 0.0")
-            if judge.get("judge") not in (None, RECORDED):
-                facts.append(f"judged by judge '{judge['judge']}' (scorelake rejudge), not the run's own")
-            facts.append(f"judge's reason: {_short(judge.get('reason'), limit * 3)}")
-            extra = json.loads(judge.get("extra_json") or "{}")
+            if judge.judge not in (None, RECORDED):
+                facts.append(f"judged by judge '{judge.judge}' (scorelake rejudge), not the run's own")
+            facts.append(f"judge's reason: {_short(judge.reason, limit * 3)}")
+            extra = json.loads(judge.extra_json or "{}")
             facts += [f"{key}: {_short(json.dumps(value, ensure_ascii=False), limit)}" for key, value in extra.items()]
         return facts
     if signal == "clean_exit":
@@ -153,7 +171,7 @@ def _key_rows(reference: Any, prediction: Any, found: list[Difference], limit: i
     return rows
 
 
-def _action_items(s: dict, verdicts: list[dict], tool_calls: list[dict], limit: int) -> list[ActionItem]:
+def _action_items(s: dict, verdicts: list[ItemVerdict], tool_calls: list[ToolCall], limit: int) -> list[ActionItem]:
     """ACTION_MATCH item by item: the voice-agent runner's reference against the agent's prediction
     (re-compared with the scenario's text flags), or tau2's expected actions against the agent's calls."""
     # the comparator (and the scoring package's imports) only for a page that shows it
@@ -190,56 +208,55 @@ def _action_items(s: dict, verdicts: list[dict], tool_calls: list[dict], limit: 
                                     if isinstance(item, dict) else []))
         return items
     items = []
-    for v in (v for v in verdicts if v["kind"] == "action"):
-        expected = json.loads(v["expected_json"]) if v.get("expected_json") else None
-        calls = [c for c in tool_calls if c["name"] == v["label"] and c["side"] == "agent"]
-        if v["passed"] or not calls:
-            note = (f"expected call {v['ordinal']}, {v['label']}: " + ("made as expected" if v["passed"] else
-                    f"the agent never called {v['label']}"))
-            items.append(ActionItem(v["ordinal"], v["label"], v["passed"], note))
+    for v in (v for v in verdicts if v.kind == "action"):
+        expected = json.loads(v.expected_json) if v.expected_json else None
+        calls = [c for c in tool_calls if c.name == v.label and c.side == "agent"]
+        if v.passed or not calls:
+            note = (f"expected call {v.ordinal}, {v.label}: " + ("made as expected" if v.passed else
+                    f"the agent never called {v.label}"))
+            items.append(ActionItem(v.ordinal, v.label, bool(v.passed), note))
             continue
-        arguments = [json.loads(c["arguments_json"] or "null") for c in calls]
+        arguments = [json.loads(c.arguments_json or "null") for c in calls]
         closest = min(range(len(calls)), key=lambda i: len(differences(expected, arguments[i], TextFlags())))
         found = differences(expected, arguments[closest], TextFlags())
-        items.append(ActionItem(v["ordinal"], v["label"], False,
-                                f"expected call {v['ordinal']}, {v['label']}: none of the agent's {len(calls)} calls "
-                                f"of it had these arguments; the closest, call #{calls[closest]['ordinal']}, differs",
+        items.append(ActionItem(v.ordinal, v.label, False,
+                                f"expected call {v.ordinal}, {v.label}: none of the agent's {len(calls)} calls "
+                                f"of it had these arguments; the closest, call #{calls[closest].ordinal}, differs",
                                 _key_rows(expected, arguments[closest], found, limit),
                                 [_difference_text(d, limit) for d in found]))
     return items
 
 
-def _timeline(turns: list[dict], calls: list[dict], checks: list[str]) -> list[dict]:
+def _timeline(turns: list[Turn], calls: list[ToolCall], checks: list[str]) -> list[Moment]:
     """Turns and tool calls in the order they happened: a call goes right after the turn of the
     other party it answers (its ``replies_to_turn``-th: the user's for the agent's calls, the
     agent's for a simulated user's), before the answer; calls stored without that place (read by an
     older scorelake) after the conversation; then what the checks read."""
-    placed: dict[int, list[dict]] = {}
-    unplaced = []
-    positions = {"agent": [i for i, t in enumerate(turns) if t["role"] == "user"],
-                 "user": [i for i, t in enumerate(turns) if t["role"] != "user"]}
+    placed: dict[int, list[Moment]] = {}
+    unplaced: list[Moment] = []
+    positions = {"agent": [i for i, t in enumerate(turns) if t.role == "user"],
+                 "user": [i for i, t in enumerate(turns) if t.role != "user"]}
     for call in calls:
-        k = call.get("replies_to_turn")
+        k = call.replies_to_turn
         if k is None:
-            unplaced.append(call)
+            unplaced.append(PlacedCall(call, unplaced=True))
             continue
-        heard = positions["user" if call["side"] == "user" else "agent"]
-        placed.setdefault(-1 if k == 0 else heard[k - 1] if k <= len(heard) else len(turns) - 1, []).append(call)
-    timeline = [{"kind": "call", **c} for c in placed.get(-1, [])]
+        heard = positions["user" if call.side == "user" else "agent"]
+        where = -1 if k == 0 else heard[k - 1] if k <= len(heard) else len(turns) - 1
+        placed.setdefault(where, []).append(PlacedCall(call))
+    timeline = list(placed.get(-1, []))
     for i, turn in enumerate(turns):
-        timeline.append({"kind": "turn", **turn})
-        timeline += [{"kind": "call", **c} for c in placed.get(i, [])]
-    timeline += [{"kind": "call", **c, "unplaced": True} for c in unplaced]
-    return timeline + [{"kind": "checks", "text": text} for text in checks]
+        timeline += [turn, *placed.get(i, [])]
+    return timeline + unplaced + [Checks(text) for text in checks]
 
 
-def _checks(s: dict, judge: dict | None) -> list[str]:
+def _checks(s: dict, judge: Judgement | None) -> list[str]:
     """Where the checks looked, once the conversation ended."""
     said = []
     if judge is not None:
         said.append("the judge read the conversation and the agent's final response: score "
-                    + ("(none)" if judge.get("score") is None else f"{judge['score']:g}")
-                    + (" (the judge itself failed)" if judge.get("errored") else ""))
+                    + ("(none)" if judge.score is None else f"{judge.score:g}")
+                    + (" (the judge itself failed)" if judge.errored else ""))
     if s.get("expected_db_hash") is not None or s.get("dbsa_total"):
         said.append("DB_STATE_MATCH and the DB predicates read the final database")
     if s.get("is_action_match") is not None and s.get("reference_json") is not None:
@@ -247,25 +264,25 @@ def _checks(s: dict, judge: dict | None) -> list[str]:
     return said
 
 
-def _review_facts(signal: str, s: dict, reviews: list[dict], limit: int) -> list[str]:
+def _review_facts(signal: str, s: dict, reviews: list[StandingReview], limit: int) -> list[str]:
     """The standing reviews of ``signal`` (and of its items), in words: under a policy that takes
     reviews, what it was and what the reviewer made it ("failed → passed by alice: ...")."""
     takes = s.get("unreviewed") is not None
     before = dict(entry.split("=", 1) for entry in (s.get("unreviewed") or "").split(";") if entry)
     facts = []
     for r in reviews:
-        if r["signal"] != signal:
+        if r.signal != signal:
             continue
-        after = "passed" if r["verdict"] == "pass" else "failed"
-        item = f"{'NL assertion' if signal == 'nl_assertion' else 'DB predicate'} {r['assertion']}: " \
-            if r["assertion"] is not None else ""
-        note = f": {_short(r['note'], limit)}" if r.get("note") else ""
-        if takes and r["assertion"] is None and signal in before:
-            facts.append(f"{before[signal]} → {after} by {r['reviewer']}{note}")
+        after = "passed" if r.verdict == "pass" else "failed"
+        item = f"{'NL assertion' if signal == 'nl_assertion' else 'DB predicate'} {r.assertion}: " \
+            if r.assertion is not None else ""
+        note = f": {_short(r.note, limit)}" if r.note else ""
+        if takes and r.assertion is None and signal in before:
+            facts.append(f"{before[signal]} → {after} by {r.reviewer}{note}")
         elif takes:
-            facts.append(f"{item}{after} by {r['reviewer']}{note}")
+            facts.append(f"{item}{after} by {r.reviewer}{note}")
         else:
-            facts.append(f"{item}reviewed {after} by {r['reviewer']}{note} (counted under a policy that takes "
+            facts.append(f"{item}reviewed {after} by {r.reviewer}{note} (counted under a policy that takes "
                          "reviews)")
     return facts
 
@@ -273,18 +290,16 @@ def _review_facts(signal: str, s: dict, reviews: list[dict], limit: int) -> list
 def explain(evidence: Evidence, limit: int = 240) -> Explanation:
     """The explanation of one scenario's verdict (texts in facts shortened to ``limit`` characters;
     the transcript and tool calls are kept whole)."""
-    s, verdicts, judge = evidence.scenario, evidence.verdicts.to_dicts(), evidence.judge
+    s, verdicts, judge, reviews = evidence.scenario, evidence.verdicts, evidence.judge, evidence.reviews
     buckets = {name: status for status, key in (("passed", "passed"), ("failed", "failed"),
                                                  ("not applicable", "not_applicable"), ("excluded", "excluded"))
                for name in s.get(key) or []}
-    reviews = evidence.reviews.to_dicts()
-    reviewed = {r["signal"] for r in reviews}
-    turns, tool_calls = evidence.turns.to_dicts(), evidence.tool_calls.to_dicts()
+    reviewed = {r.signal for r in reviews}
+    turns, tool_calls = evidence.turns, evidence.tool_calls
     items = _action_items(s, verdicts, tool_calls, limit)
     signals = [SignalLine(name, buckets.get(name, "not gated"),
                           _facts(name, s, verdicts, judge, items, limit) + _review_facts(name, s, reviews, limit))
-               for name in SIGNALS if name in buckets or s.get(name) is not None or name in reviewed
-               or (name in ("db_state_assertion", "nl_assertion") and s.get(f"{name}_pass_rate") is not None)]
+               for name in SIGNALS if name in buckets or s.get(BY_NAME[name].value) is not None or name in reviewed]
     outcome = {True: "PASSED", False: "FAILED"}.get(s.get("is_successful"), "N/A")
     failed = list(s.get("failed") or []) + (["stalled"] if s.get("stalled") else [])
     summary = [f"domain {s['domain']}; stop reason {s.get('stop_reason')}; {s.get('total_turns')} turns; "
@@ -329,17 +344,17 @@ def explain_text(e: Explanation, width: int = 100) -> str:
                     lines += wrap(difference, "        ", "      ")
     lines += ["", f"timeline ({len(e.turns)} turns, {len(e.tool_calls)} tool calls, in order)"]
     for moment in e.timeline:
-        if moment["kind"] == "turn":
-            latency = f" ({moment['latency_ms']:.0f} ms)" if moment.get("latency_ms") is not None else ""
-            lines += wrap(f"{moment['role']}{latency}: {moment['text'] or ''}", "      ", "  ")
-        elif moment["kind"] == "call":
-            where = " (place unknown: ingested by an older scorelake)" if moment.get("unplaced") else ""
-            lines += wrap(f"[{moment['side']} calls {moment['name']}]{where} arguments: {moment['arguments_json']}",
-                          "      ", "    ")
-            if moment.get("result") is not None:
-                lines += wrap(f"returned: {moment['result']}", "      ", "      ")
+        if isinstance(moment, Turn):
+            latency = f" ({moment.latency_ms:.0f} ms)" if moment.latency_ms is not None else ""
+            lines += wrap(f"{moment.role}{latency}: {moment.text or ''}", "      ", "  ")
+        elif isinstance(moment, PlacedCall):
+            call = moment.call
+            where = " (place unknown: ingested by an older scorelake)" if moment.unplaced else ""
+            lines += wrap(f"[{call.side} calls {call.name}]{where} arguments: {call.arguments_json}", "      ", "    ")
+            if call.result is not None:
+                lines += wrap(f"returned: {call.result}", "      ", "      ")
         else:
-            lines += wrap(f"[checks] {moment['text']}", "      ", "  ")
+            lines += wrap(f"[checks] {moment.text}", "      ", "  ")
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -371,19 +386,20 @@ def explain_html(e: Explanation) -> str:
         parts.append("</div>")
     parts.append(f'<h2>Timeline ({len(e.turns)} turns, {len(e.tool_calls)} tool calls)</h2><ol class="transcript">')
     for moment in e.timeline:
-        if moment["kind"] == "turn":
-            latency = (f' <span class="latency">{moment["latency_ms"]:.0f} ms</span>'
-                       if moment.get("latency_ms") is not None else "")
-            parts.append(f'<li class="turn {esc(moment["role"])}"><b>{esc(moment["role"])}</b>{latency}: '
-                         f'<span class="text">{esc(moment["text"])}</span></li>')
-        elif moment["kind"] == "call":
-            where = ' <span class="note">(place unknown)</span>' if moment.get("unplaced") else ""
-            returned = (f'<div class="label">returned</div><pre class="result">{esc(moment["result"])}</pre>'
-                        if moment.get("result") is not None else "")
-            parts.append(f'<li class="call {esc(moment["side"])}"><b>{esc(moment["side"])} calls</b> '
-                         f'<code>{esc(moment["name"])}</code>{where}<div class="label">arguments</div>'
-                         f'<pre>{esc(moment["arguments_json"])}</pre>{returned}</li>')
+        if isinstance(moment, Turn):
+            latency = (f' <span class="latency">{moment.latency_ms:.0f} ms</span>'
+                       if moment.latency_ms is not None else "")
+            parts.append(f'<li class="turn {esc(moment.role)}"><b>{esc(moment.role)}</b>{latency}: '
+                         f'<span class="text">{esc(moment.text)}</span></li>')
+        elif isinstance(moment, PlacedCall):
+            call = moment.call
+            where = ' <span class="note">(place unknown)</span>' if moment.unplaced else ""
+            returned = (f'<div class="label">returned</div><pre class="result">{esc(call.result)}</pre>'
+                        if call.result is not None else "")
+            parts.append(f'<li class="call {esc(call.side)}"><b>{esc(call.side)} calls</b> '
+                         f'<code>{esc(call.name)}</code>{where}<div class="label">arguments</div>'
+                         f'<pre>{esc(call.arguments_json)}</pre>{returned}</li>')
         else:
-            parts.append(f'<li class="checks"><b>checks</b>: {esc(moment["text"])}</li>')
+            parts.append(f'<li class="checks"><b>checks</b>: {esc(moment.text)}</li>')
     parts.append("</ol>")
     return "\n".join(parts)
