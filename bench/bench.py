@@ -217,7 +217,7 @@ VIEW_PAGES = """
         result[f"{{name}}_ms"] = (time.perf_counter() - began) * 1000
 """
 # The same views bound to deltalake's Arrow datasets of the current versions (object storage, --as-of).
-ARROW_DATASETS = """from scorelake.transforms.warehouse import TABLES, Store
+ARROW_DATASETS = """from scorelake.storage import TABLES, Store
     wh = Store({warehouse!r})
     con = duckdb.connect()
     for table in TABLES:
@@ -226,7 +226,7 @@ ARROW_DATASETS = """from scorelake.transforms.warehouse import TABLES, Store
         con.execute(statement)"""
 
 COMPACT = """
-    from scorelake.transforms.warehouse import Store
+    from scorelake.storage import Store
     start = time.perf_counter()
     Store({warehouse!r}).maintenance.compact()
 """
@@ -236,7 +236,7 @@ REPLICATE = """
     # table rewritten whole (one commit), then compacted, the state a large warehouse settles in.
     import math
     import polars as pl
-    from scorelake.transforms.warehouse import RUN_TABLES, Store
+    from scorelake.storage import RUN_TABLES, Store
     wh = Store({warehouse!r})
     copies = math.ceil({rows} / wh.tables.committed_runs()["n_scenarios"].sum())
     for table in ("runs", *RUN_TABLES):

@@ -24,8 +24,10 @@ from typing import Protocol
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from scorelake.flows.ingest_job import ingest_sessions_job
+from scorelake.judge_client import JudgeRefused, RetryPolicy, Tally
+from scorelake.storage import Store
 from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
-from scorelake.transforms.judging import JudgeRefused, JudgeSpec, RetryPolicy, Tally
+from scorelake.transforms.judging import JudgeSpec
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.pipeline import (
     COMMIT_LOCK_WAIT_S,
@@ -74,7 +76,6 @@ from scorelake.transforms.results import (
 )
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
-from scorelake.transforms.warehouse import Store
 
 # Ingest tasks only read; re-score writes are idempotent (appends of rows no view shows until the
 # policy is stored), so a retry after a transient I/O error is safe.

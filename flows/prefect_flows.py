@@ -26,8 +26,8 @@ from scorelake.flows.flow_bodies import (
     rejudge_job,
     rescore_policy_job,
 )
+from scorelake.judge_client import RetryPolicy
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.judging import RetryPolicy
 from scorelake.transforms.pipeline import BatchResult, IngestedRuns, gate_summary
 from scorelake.transforms.results import IngestResult, RefreshResult, RejudgeResult, RescoreResult
 

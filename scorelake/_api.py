@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from scorelake._services import Analysis, Ingesting, Judging, Maintenance, Reading, Reads, Reviewing, Scoring
+from scorelake.storage import QueryLimits, Store
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.warehouse import QueryLimits, Store
 
 if TYPE_CHECKING:
     import duckdb

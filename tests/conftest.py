@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ground_truth import REPO, shared_root
+from tests.ground_truth import REPO, shared_root  # noqa: F401 (REPO: the tests take it from here)
 
 SHARED = shared_root()
 CONFORMANCE = SHARED / "conformance" / "runs"
@@ -94,7 +94,7 @@ def ingested(tmp_path_factory):
     """A warehouse holding the whole conformance corpus, built by the ingest flow's body in-process
     (as a command with no Prefect API configured runs it; the Prefect path is tested on its own)."""
     from scorelake.flows.flow_bodies import InProcess, ingest
-    from scorelake.transforms.warehouse import Store
+    from scorelake.storage import Store
 
     root = tmp_path_factory.mktemp("warehouse")
     result = ingest(InProcess(), runs_dirs=[str(CONFORMANCE)], warehouse=str(root))

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scorelake.cli import app
-from scorelake.transforms.warehouse import Store
+from scorelake.storage import Store
 from tests.conftest import CONFORMANCE
 
 runner = CliRunner()

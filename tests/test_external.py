@@ -11,8 +11,8 @@ import scorelake
 from scorelake.cli import app
 from scorelake.flows.flow_bodies import InProcess, ingest
 from scorelake.flows.prefect_flows import ingest_flow
+from scorelake.storage import Store
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.warehouse import Store
 from tests.conftest import SHARED
 
 EXTERNAL = SHARED / "external"

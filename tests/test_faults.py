@@ -144,10 +144,10 @@ def test_two_writers_scoring_one_policy_at_once_store_its_scores_once(tmp_path, 
     either before this one looks for what is scored, or between the snapshot this one's commit is
     based on and the commit itself (a conflict, retried on a fresh read). Either way every score is
     stored once (today's main stored them twice)."""
+    from scorelake.storage import Store, _tables
     from scorelake.transforms.pipeline import _rescore
     from scorelake.transforms.pipeline._rescore import rescore
     from scorelake.transforms.scoring import Policy
-    from scorelake.transforms.warehouse import Store, _tables
 
     scorelake.open(tmp_path).ingest(CONFORMANCE / BASELINE)
     store, policy = Store(tmp_path), Policy(name="new", judge_threshold=0.5)
@@ -173,8 +173,8 @@ def test_two_writers_scoring_one_policy_at_once_store_its_scores_once(tmp_path, 
 
 
 def test_scores_stored_twice_are_reported_by_check_and_repaired_by_the_next_rescore(tmp_path):
+    from scorelake.storage import Store
     from scorelake.transforms.scoring import Policy
-    from scorelake.transforms.warehouse import Store
 
     wh = scorelake.open(tmp_path)
     wh.ingest(CONFORMANCE / BASELINE)

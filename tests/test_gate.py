@@ -5,8 +5,8 @@ listed apart, not counted as broken), labels each domain's change by an exact Mc
 from __future__ import annotations
 
 import json
-import time
 import shutil
+import time
 
 import pytest
 from typer.testing import CliRunner

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from scorelake.cli import app
 from scorelake.flows.prefect_flows import ingest_flow
+from scorelake.storage import Store
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.warehouse import Store
 from tests.conftest import BASELINE, CONFORMANCE, summary_rates
 
 MIXED = "eval_20260902_091500"
@@ -185,7 +185,7 @@ def test_score_drift_lists_stored_verdicts_that_disagree(prefect_server, ingeste
 
 
 def test_a_second_writer_is_refused_with_a_clear_message(tmp_path):
-    from scorelake.transforms.warehouse import WarehouseBusy
+    from scorelake.storage import WarehouseBusy
 
     wh = Store(tmp_path / "wh")
     with wh.lock.hold():

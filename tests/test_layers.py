@@ -16,9 +16,10 @@ FLOORS = (
     ("scorelake._services",),
     ("scorelake.flows",),
     ("scorelake.transforms.pipeline",),
+    ("scorelake.judge_client", "scorelake.html"),
     ("scorelake.transforms.sources", "scorelake.transforms.scoring", "scorelake.transforms.judging",
      "scorelake.transforms.analysis", "scorelake.transforms.render", "scorelake.transforms.voice"),
-    ("scorelake.transforms.warehouse", "scorelake.transforms.columns", "scorelake.transforms.results",
+    ("scorelake.storage", "scorelake.transforms.columns", "scorelake.transforms.results",
      "scorelake.transforms.names", "scorelake.transforms.registry", "scorelake.transforms.errors",
      "scorelake.transforms.keys", "scorelake.transforms.__init__"),
 )

@@ -36,7 +36,7 @@ def built(tmp_path_factory) -> dict[str, Path]:
 def test_the_wheel_holds_one_package_named_scorelake_with_its_sql(built):
     names = zipfile.ZipFile(built["wheel"]).namelist()
     assert {n.split("/")[0] for n in names} == {"scorelake", f"{built['wheel'].name.split('-py3')[0]}.dist-info"}
-    for part in ("scorelake/cli/_app.py", "scorelake/transforms/warehouse/_views.py",
+    for part in ("scorelake/cli/_app.py", "scorelake/storage/_views.py",
                  "scorelake/sql/marts/domain_rates.sql", "scorelake/sql/queries/policy.sql"):
         assert part in names
     sdist = tarfile.open(built["sdist"]).getnames()

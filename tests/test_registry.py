@@ -10,15 +10,15 @@ import pytest
 
 import scorelake
 from scorelake.cli._query import DOMAIN_RATES, _domain_grid
+from scorelake.storage._fragments import FRAGMENTS
+from scorelake.storage._tables import TABLES
+from scorelake.storage._views import sql_text
 from scorelake.transforms.columns import SCHEMAS, VOICE_METRICS
 from scorelake.transforms.names import SIGNALS as NAMES
 from scorelake.transforms.registry import RATES, SIGNALS
 from scorelake.transforms.render import explain
 from scorelake.transforms.scoring import Signal
 from scorelake.transforms.scoring._signals import EXPRESSIONS
-from scorelake.transforms.warehouse._fragments import FRAGMENTS
-from scorelake.transforms.warehouse._tables import TABLES
-from scorelake.transforms.warehouse._views import sql_text
 
 
 @pytest.fixture(scope="module")

@@ -690,7 +690,7 @@ def test_a_nan_score_recovered_from_the_journal_stays_nan(tmp_path):
     import math
     from datetime import UTC, datetime
 
-    from scorelake.transforms.judging import Journal, read_journal
+    from scorelake.judge_client import Journal, read_journal
 
     journal = Journal(tmp_path)
     journal.write({"judgement_id": "x", "score": float("nan"), "latency_ms": float("inf"), "reason": "r",
@@ -765,8 +765,8 @@ def test_each_judge_system_prompt_is_stored_once_and_read_back_whole(sample):
     """The same long system prompt opens every judge input of a run: stored once per distinct prompt,
     each input reads back its own, as the file holds it (and the rows of an older scorelake, which
     hold their prompt themselves, read the same)."""
+    from scorelake.storage import Store
     from scorelake.transforms.columns import frame
-    from scorelake.transforms.warehouse import Store
 
     on_disk = _prompts_on_disk(REPO / "data" / "runs")
     store = Store(sample.location)

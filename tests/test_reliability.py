@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 import scorelake.transforms.sources._files as source_files
 from scorelake.flows.prefect_flows import ingest_flow
+from scorelake.storage import RUN_TABLES, TABLES, Store
 from scorelake.transforms.pipeline import verify
 from scorelake.transforms.scoring import Policy, score_and_count
 from scorelake.transforms.sources import Session, list_session, read_session
-from scorelake.transforms.warehouse import RUN_TABLES, TABLES, Store
 from tests.conftest import CONFORMANCE, no_prefect_env
 
 pytestmark = [pytest.mark.slow]

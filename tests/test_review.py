@@ -394,7 +394,7 @@ def test_an_import_of_odd_but_valid_or_hostile_files_ends_in_a_message_never_a_t
 
 
 def test_an_import_killed_before_its_log_step_is_completed_by_importing_it_again(wh, tmp_path, monkeypatch):
-    from scorelake.transforms.warehouse._history import CommitLog as History
+    from scorelake.storage._history import CommitLog as History
 
     labels = tmp_path / "labels.csv"
     labels.write_text("run_id,scenario_name,signal,verdict\n" + "".join(

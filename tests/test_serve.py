@@ -10,9 +10,9 @@ import time
 import anyio
 
 from scorelake.flows.prefect_flows import ingest_flow
+from scorelake.storage import Store
 from scorelake.transforms.pipeline import save_policy
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.warehouse import Store
 
 DEPLOYMENT = "scorelake-refresh/test-serve"
 

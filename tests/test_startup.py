@@ -129,7 +129,7 @@ def test_an_ingest_worker_process_imports_only_the_readers_and_the_scorers(tmp_p
         heavy = {{"duckdb", "deltalake", "pyarrow", "prefect", "numpy", "httpx", "rich", "typer"}}
         print(sorted({{m.split(".")[0] for m in sys.modules}} & heavy))
         print(sorted(m for m in sys.modules if m.startswith(("scorelake.flows.", "scorelake._api",
-              "scorelake.transforms.warehouse", "scorelake.transforms.judging", "scorelake.transforms.analysis"))))
+              "scorelake.storage", "scorelake.transforms.judging", "scorelake.transforms.analysis"))))
     """)
     done = subprocess.run([sys.executable, "-c", worker], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]", "['scorelake.flows.ingest_job']"]

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from scorelake.cli import app
 from scorelake.cli._terminal import Grid, show
 from scorelake.flows.flow_bodies import InProcess, ingest
-from scorelake.transforms.warehouse import Store
+from scorelake.storage import Store
 from tests.conftest import CONFORMANCE, conformance_sessions, summary_rates
 
 runner = CliRunner()

@@ -114,8 +114,9 @@ class Analysis:
     def report(self, policy: str = RECORDED) -> str:
         """A self-contained HTML report: rates, response latency and the voice panel across runs, the
         latest run against the one before it in its group, stalled scenarios."""
+        from scorelake.html import render_report
         from scorelake.transforms.analysis import with_change_labels
-        from scorelake.transforms.render import explain, render_report
+        from scorelake.transforms.render import explain
 
         query = self._reads.query
         with self._reads.connection():

@@ -10,9 +10,9 @@ from pathlib import Path
 import polars as pl
 
 from scorelake._services._reads import Reads
+from scorelake.storage import Commit
 from scorelake.transforms.errors import InvalidArgument, check_range
 from scorelake.transforms.results import CheckResult
-from scorelake.transforms.warehouse import Commit
 
 
 def _say_nothing(_: str) -> None:

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from scorelake._services._reads import Reads
+from scorelake.storage import fetch
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
 from scorelake.transforms.results import Evidence, ItemVerdict, Judgement, StandingReview, ToolCall, Turn, records
-from scorelake.transforms.warehouse import fetch
 
 # What ``sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
 READ_STATEMENTS = {"SELECT", "EXPLAIN"}

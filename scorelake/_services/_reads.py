@@ -6,9 +6,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from scorelake.storage import Store
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RECORDED
-from scorelake.transforms.warehouse import Store
 
 if TYPE_CHECKING:
     import duckdb

@@ -9,10 +9,10 @@ from pathlib import Path
 import polars as pl
 
 from scorelake._services._reads import Reads
+from scorelake.storage import sql_text
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.results import ReviewResult
-from scorelake.transforms.warehouse import sql_text
 
 REVIEW_PICKS = ("errors", "disagree", "sample")  # what a review queue picks (review_queue.sql)
 

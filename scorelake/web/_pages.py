@@ -10,8 +10,9 @@ from urllib.parse import quote, urlencode
 
 import polars as pl
 
+from scorelake.html import explain_html
 from scorelake.transforms.names import SIGNALS
-from scorelake.transforms.render import Explanation, explain_html
+from scorelake.transforms.render import Explanation
 from scorelake.transforms.results import StandingReview
 
 STYLE = """

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from scorelake.transforms.analysis._latency import latency_change
-from scorelake.transforms.analysis._voice import voice_change
 from scorelake.transforms.analysis._stats import (
     McNemar,
     mcnemar_exact,
@@ -20,7 +19,8 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
     wilson,
 )
-from scorelake.transforms.errors import InvalidArgument, check_range
+from scorelake.transforms.analysis._voice import voice_change
+from scorelake.transforms.errors import check_range
 
 LABELS = ("improved", "regressed", "inconclusive", "unchanged")
 

@@ -7,7 +7,7 @@ import secrets
 
 import polars as pl
 
-from scorelake.transforms.judging._client import Answer
+from scorelake.transforms.judging._exchange import Answer
 from scorelake.transforms.judging._spec import Request, text_hash
 from scorelake.transforms.judging._upstream import NL_KEYS
 

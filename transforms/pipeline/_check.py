@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from scorelake.storage import Store
 from scorelake.transforms.pipeline._policies import stored_policies
 from scorelake.transforms.pipeline._rescore import coverage
-from scorelake.transforms.warehouse import Store
 
 
 def verify(store: Store) -> list[str]:

@@ -8,10 +8,10 @@ from typing import Sequence
 import duckdb
 import polars as pl
 
+from scorelake.storage import Store
 from scorelake.transforms.analysis import Comparison, check_alpha, compare
 from scorelake.transforms.errors import InvalidArgument, check_range
 from scorelake.transforms.results import GateResult
-from scorelake.transforms.warehouse import Store
 
 
 def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, policy_id: str,

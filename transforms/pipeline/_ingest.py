@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
+from scorelake.storage import Store
 from scorelake.transforms.columns import empty_frame, frame
 from scorelake.transforms.pipeline._session import IngestedRuns
 from scorelake.transforms.scoring import Policy, score_and_count
@@ -20,7 +21,6 @@ from scorelake.transforms.sources import (
     same_content,
     session_fingerprint,
 )
-from scorelake.transforms.warehouse import Store
 
 
 @dataclass

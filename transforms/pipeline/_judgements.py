@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import polars as pl
 
+from scorelake.judge_client import journal_folder, orphaned, read_journal
+from scorelake.storage import Store
 from scorelake.transforms.columns import frame
-from scorelake.transforms.judging import (
-    journal_folder,
-    orphaned,
-    read_journal,
-)
 from scorelake.transforms.pipeline._judges import COMMIT_LOCK_WAIT_S
 from scorelake.transforms.scoring import RECORDED
-from scorelake.transforms.warehouse import Store
 
 KEY = ["run_id", "scenario_name", "input_hash"]
 

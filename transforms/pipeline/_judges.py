@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
+from scorelake.storage import Store, sql_literal
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.judging import (
@@ -16,7 +17,6 @@ from scorelake.transforms.judging import (
 )
 from scorelake.transforms.pipeline._policies import stored_policies
 from scorelake.transforms.scoring import RECORDED
-from scorelake.transforms.warehouse import Store, sql_literal
 
 COMMIT_LOCK_WAIT_S = 600.0  # a commit waits this long for another writer (an ingest) to finish
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from scorelake.storage import TABLES, Store
 from scorelake.transforms.pipeline._policies import stored_policies
 from scorelake.transforms.pipeline._rescore import rescore
 from scorelake.transforms.sources import LegacyTables
-from scorelake.transforms.warehouse import TABLES, Store
 
 
 def prepare_for_writing(store: Store) -> str | None:

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import polars as pl
 
+from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.warehouse import Store
 
 
 def stored_policies(store: Store) -> list[Policy]:

@@ -4,7 +4,7 @@ A judge's judgements are rows of ``judgements``; the runs' own ``judge_result.js
 judge ``recorded``. ``rejudge`` asks a judge about every stored input it has not judged (so a
 second run of the same command sends nothing), reuses the answer of any identical request made
 before (the cache: ``request_key``), and journals every answer as it arrives, committing them every
-``COMMIT_EVERY`` (see ``judging._journal``).
+``COMMIT_EVERY`` (see ``judge_client._journal``).
 """
 
 from __future__ import annotations
@@ -16,23 +16,13 @@ from typing import Callable, Iterator
 
 import polars as pl
 
+from scorelake.judge_client import Journal, JudgeRefused, RetryPolicy, Tally, ask_all, journal_folder
+from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import JudgeUnavailable
-from scorelake.transforms.judging import (
-    Call,
-    Journal,
-    JudgeRefused,
-    JudgeSpec,
-    RetryPolicy,
-    Tally,
-    answer_row,
-    ask_all,
-    journal_folder,
-    request,
-)
+from scorelake.transforms.judging import Call, JudgeSpec, answer_row, request
 from scorelake.transforms.pipeline._judgements import KEY, commit_judgements
 from scorelake.transforms.pipeline._judges import RunJudgeSettings
-from scorelake.transforms.warehouse import Store
 
 JUDGE_BATCH = 2000  # calls per Prefect task
 

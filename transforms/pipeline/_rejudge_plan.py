@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
+from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import (
@@ -19,7 +20,6 @@ from scorelake.transforms.judging import (
 from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, recorded_judgements, stored_inputs
 from scorelake.transforms.pipeline._judges import RunJudgeSettings, policies_using
 from scorelake.transforms.scoring import RECORDED
-from scorelake.transforms.warehouse import Store
 
 
 def _copied(rows: pl.DataFrame, judge: str, source: str) -> pl.DataFrame:

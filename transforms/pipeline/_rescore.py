@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
+from scorelake.storage import Store, is_in, sql_literal
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
 from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, stored_inputs
@@ -18,7 +19,6 @@ from scorelake.transforms.scoring import (
     score_and_count,
     split_reviewed,
 )
-from scorelake.transforms.warehouse import Store, is_in, sql_literal
 
 
 def count_stored(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.DataFrame:

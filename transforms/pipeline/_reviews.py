@@ -19,13 +19,13 @@ from pathlib import Path
 
 import polars as pl
 
+from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import SIGNALS
 from scorelake.transforms.registry import BY_NAME
 from scorelake.transforms.registry import SIGNALS as DECLARED
 from scorelake.transforms.sources import open_regular, read_within
-from scorelake.transforms.warehouse import Store
 
 COMPOSITE = "is_successful"
 REVIEW_SIGNALS = (*SIGNALS, COMPOSITE)

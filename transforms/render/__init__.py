@@ -1,5 +1,5 @@
-"""Documents made from the warehouse: the runner's ``all_summary.txt``, byte for byte, the HTML
-report, and the explanation of one scenario's verdict (text and HTML)."""
+"""Documents made from the warehouse: the runner's ``all_summary.txt``, byte for byte, and the
+explanation of one scenario's verdict (the model, and as text; its HTML is ``scorelake.html``)."""
 
 from scorelake.transforms.render._explain import (
     Checks,
@@ -7,10 +7,9 @@ from scorelake.transforms.render._explain import (
     Moment,
     PlacedCall,
     explain,
-    explain_html,
     explain_text,
+    mark,
 )
-from scorelake.transforms.render._report import render_report
 from scorelake.transforms.render._summary import render_summary
 
-__all__ = ["Checks", "Explanation", "Moment", "PlacedCall", "explain", "explain_html", "explain_text", "render_report", "render_summary"]
+__all__ = ["Checks", "Explanation", "Moment", "PlacedCall", "explain", "explain_text", "mark", "render_summary"]

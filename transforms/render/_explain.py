@@ -1,10 +1,10 @@
 """Why a scenario passed or failed, from its ``Evidence``: each
 signal with its verdict and what it rests on, then the conversation and the tool calls. One model,
-rendered as text (``scorelake show``) and as HTML (``scorelake view``, the report's scenario pages)."""
+rendered as text here (``scorelake show``) and as HTML by ``scorelake.html`` (``scorelake view``, the
+report's scenario pages)."""
 
 from __future__ import annotations
 
-import html
 import json
 import textwrap
 from dataclasses import dataclass, field
@@ -72,7 +72,8 @@ class Explanation:
     timeline: list[Moment] = field(default_factory=list)
 
 
-def _mark(passed: Any) -> str:
+def mark(passed: Any) -> str:
+    """A verdict as the explanation marks it."""
     return "ok  " if passed else "FAIL"
 
 
@@ -96,7 +97,7 @@ def _item_detail(v: ItemVerdict, limit: int) -> str:
 
 
 def _items(verdicts: list[ItemVerdict], kind: str, limit: int) -> list[str]:
-    return [f"{_mark(v.passed)} {v.ordinal}. {_short(v.label or '', limit)}{_item_detail(v, limit)}"
+    return [f"{mark(v.passed)} {v.ordinal}. {_short(v.label or '', limit)}{_item_detail(v, limit)}"
             for v in verdicts if v.kind == kind]
 
 
@@ -334,7 +335,7 @@ def explain_text(e: Explanation, width: int = 100) -> str:
     if e.actions:
         lines += ["", "ACTION_MATCH item by item (reference against prediction)"]
         for item in e.actions:
-            lines += wrap(f"{_mark(item.passed)} {item.note}", "      ", "  ")
+            lines += wrap(f"{mark(item.passed)} {item.note}", "      ", "  ")
             for key, expected, actual, status in item.keys:
                 if status != "same":
                     lines += wrap(f"{key}: {status}; reference {expected or '-'}; prediction {actual or '-'}",
@@ -356,50 +357,3 @@ def explain_text(e: Explanation, width: int = 100) -> str:
         else:
             lines += wrap(f"[checks] {moment.text}", "      ", "  ")
     return "\n".join(line.rstrip() for line in lines) + "\n"
-
-
-def explain_html(e: Explanation) -> str:
-    """The explanation as an HTML fragment; every value from run data escaped."""
-    esc = lambda value: html.escape("" if value is None else str(value))  # noqa: E731
-    parts = [f'<h1>{esc(e.title)}</h1>',
-             f'<p class="outcome {esc(e.outcome.lower())}"><b>{esc(e.outcome)}</b>'
-             + (f": failed by {', '.join(f'<code>{esc(f)}</code>' for f in e.failed)}" if e.failed else "") + "</p>",
-             "<ul class=\"summary\">" + "".join(f"<li>{esc(line)}</li>" for line in e.summary) + "</ul>",
-             '<h2>Signals</h2><table class="signals"><tr><th>signal</th><th>verdict</th><th>evidence</th></tr>']
-    for sig in e.signals:
-        facts = "".join(f"<li>{esc(f)}</li>" for f in sig.facts)
-        parts.append(f'<tr class="{esc(sig.status.replace(" ", "-"))}"><td><code>{esc(sig.signal)}</code></td>'
-                     f"<td>{esc(sig.status)}</td><td><ul>{facts}</ul></td></tr>")
-    parts.append("</table>")
-    if e.actions:
-        parts.append('<h2>ACTION_MATCH item by item</h2><div class="actions">')
-        for item in e.actions:
-            rows = "".join(f'<tr class="{esc(status.split(" ")[0])}"><td><code>{esc(key)}</code></td><td><pre>{esc(expected)}'
-                           f"</pre></td><td><pre>{esc(actual)}</pre></td><td>{esc(status)}</td></tr>"
-                           for key, expected, actual, status in item.keys)
-            nested = "".join(f"<li>{esc(d)}</li>" for d in item.differences)
-            parts.append(f'<div class="action {"passed" if item.passed else "failed"}"><p><b>{esc(_mark(item.passed))}'
-                         f"</b> {esc(item.note)}</p>"
-                         + (f'<table class="action-keys"><tr><th>key</th><th>reference</th><th>prediction</th>'
-                            f"<th></th></tr>{rows}</table>" if rows else "")
-                         + (f'<ul class="differences">{nested}</ul>' if nested else "") + "</div>")
-        parts.append("</div>")
-    parts.append(f'<h2>Timeline ({len(e.turns)} turns, {len(e.tool_calls)} tool calls)</h2><ol class="transcript">')
-    for moment in e.timeline:
-        if isinstance(moment, Turn):
-            latency = (f' <span class="latency">{moment.latency_ms:.0f} ms</span>'
-                       if moment.latency_ms is not None else "")
-            parts.append(f'<li class="turn {esc(moment.role)}"><b>{esc(moment.role)}</b>{latency}: '
-                         f'<span class="text">{esc(moment.text)}</span></li>')
-        elif isinstance(moment, PlacedCall):
-            call = moment.call
-            where = ' <span class="note">(place unknown)</span>' if moment.unplaced else ""
-            returned = (f'<div class="label">returned</div><pre class="result">{esc(call.result)}</pre>'
-                        if call.result is not None else "")
-            parts.append(f'<li class="call {esc(call.side)}"><b>{esc(call.side)} calls</b> '
-                         f'<code>{esc(call.name)}</code>{where}<div class="label">arguments</div>'
-                         f'<pre>{esc(call.arguments_json)}</pre>{returned}</li>')
-        else:
-            parts.append(f'<li class="checks"><b>checks</b>: {esc(moment.text)}</li>')
-    parts.append("</ol>")
-    return "\n".join(parts)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorelake.transforms.warehouse._history import CommitLog
-from scorelake.transforms.warehouse._lock import WriterLock
-from scorelake.transforms.warehouse._maintenance import Maintenance
-from scorelake.transforms.warehouse._tables import Tables
-from scorelake.transforms.warehouse._views import QueryLimits, Views
+from scorelake.storage._history import CommitLog
+from scorelake.storage._lock import WriterLock
+from scorelake.storage._maintenance import Maintenance
+from scorelake.storage._tables import Tables
+from scorelake.storage._views import QueryLimits, Views
 
 
 class Store:

@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from scorelake.html._explain import explain_html
 from scorelake.transforms.analysis import Comparison, delta_text
-from scorelake.transforms.render._explain import explain_html
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
 # ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.

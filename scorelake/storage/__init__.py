@@ -1,9 +1,8 @@
 """The warehouse: Delta Lake tables under one root, the commit log over them, and the DuckDB views."""
 
-from scorelake.transforms.errors import WarehouseBusy
-from scorelake.transforms.warehouse._history import Commit
-from scorelake.transforms.warehouse._store import Store
-from scorelake.transforms.warehouse._tables import (
+from scorelake.storage._history import Commit
+from scorelake.storage._store import Store
+from scorelake.storage._tables import (
     DB_FILE,
     HISTORY_DAYS,
     RUN_TABLES,
@@ -12,7 +11,8 @@ from scorelake.transforms.warehouse._tables import (
     is_in,
     sql_literal,
 )
-from scorelake.transforms.warehouse._views import QueryLimits, fetch, sql_text
+from scorelake.storage._views import QueryLimits, fetch, sql_text
+from scorelake.transforms.errors import WarehouseBusy
 
 __all__ = ["Commit", "QueryLimits", "DB_FILE", "HISTORY_DAYS", "RUN_TABLES", "Store", "TABLES", "WarehouseBusy",
            "default_location", "fetch", "is_in", "sql_literal", "sql_text"]

@@ -14,13 +14,14 @@ import functools
 import math
 import random
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Callable, Iterable, Iterator
 
 import orjson
 
 from scorelake.transforms.errors import JudgeRefused, JudgeUnavailable
+from scorelake.transforms.judging import Answer, Call
 from scorelake.transforms.judging._upstream import error_judgement, http_error, judged
 
 FATAL_STATUSES = {401: "the key was refused", 403: "the key may not use this endpoint or model",
@@ -47,30 +48,6 @@ class RetryPolicy:
         if retry_after is not None and math.isfinite(retry_after):
             return min(retry_after, self.max_retry_after_s)
         return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2 ** retry))
-
-
-@dataclass(frozen=True)
-class Call:
-    key: tuple[str, str, str]  # run_id, scenario_name, input_hash
-    url: str
-    payload: dict
-    timeout: float
-    nl_assertions: list[str] | None
-
-
-@dataclass
-class Answer:
-    call: Call
-    result: dict  # upstream's judge result
-    errored: bool
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency_ms: float
-    attempts: int
-    judged_at: datetime
-    unanswered: bool = False  # no usable reply (an HTTP error, a timeout, no connection, an unreadable reply)
-    transient: bool = False  # ... for a passing reason, after every retry (down, overloaded, timing out)
-    odd_score: bool = False  # a score upstream's float() took that is no number from 0 to 1 (true, Infinity, 7)
 
 
 @dataclass

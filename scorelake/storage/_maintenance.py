@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from scorelake.transforms.warehouse._history import CommitLog
-from scorelake.transforms.warehouse._tables import RUN_TABLES, TABLES, Tables, is_in
+from scorelake.storage._history import CommitLog
+from scorelake.storage._tables import RUN_TABLES, TABLES, Tables, is_in
 
 COMPACT_AFTER_FILES = 256  # data files in the warehouse before an ingest or re-score compacts
 # An uncommitted generation older than this is a killed writer's; younger, maybe another's in flight.

@@ -21,12 +21,12 @@ from typing import Iterator
 import duckdb
 import polars as pl
 
+from scorelake.storage._faults import crash_point
+from scorelake.storage._fragments import render
+from scorelake.storage._history import CommitLog
+from scorelake.storage._tables import DB_FILE, HISTORY_DAYS, TABLES, Tables, sql_literal
 from scorelake.transforms.columns import empty_frame
 from scorelake.transforms.errors import InvalidArgument, NotFound, QueryLimitHit, TableMissing
-from scorelake.transforms.warehouse._faults import crash_point
-from scorelake.transforms.warehouse._fragments import render
-from scorelake.transforms.warehouse._history import CommitLog
-from scorelake.transforms.warehouse._tables import DB_FILE, HISTORY_DAYS, TABLES, Tables, sql_literal
 
 SQL_LAYERS = ("staging", "intermediate", "marts")  # folders of view bodies, one view per file
 FILES_TABLE = "scorelake_files"  # in the view database: the files its views read

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
+from scorelake.storage._tables import TABLES, Tables
 from scorelake.transforms.errors import InvalidArgument, NotFound
-from scorelake.transforms.warehouse._tables import TABLES, Tables
 
 
 @dataclass(frozen=True)

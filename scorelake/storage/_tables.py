@@ -16,9 +16,9 @@ from typing import Callable, Iterable
 
 import polars as pl
 
+from scorelake.storage._faults import crash_point
 from scorelake.transforms.columns import SCHEMAS, empty_frame
 from scorelake.transforms.errors import NotFound, TableMissing, WarehouseMissing
-from scorelake.transforms.warehouse._faults import crash_point
 
 TABLES = tuple(SCHEMAS)
 # Rows keyed by (run_id, generation): visible while their generation is the run's committed one.

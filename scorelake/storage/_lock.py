@@ -8,8 +8,8 @@ import time
 from contextlib import contextmanager, nullcontext
 from typing import Iterator
 
+from scorelake.storage._tables import CREATING, DB_FILE, TABLES, Tables
 from scorelake.transforms.errors import InvalidArgument, WarehouseBusy
-from scorelake.transforms.warehouse._tables import CREATING, DB_FILE, TABLES, Tables
 
 # What a warehouse folder holds (a first write cut short leaves some of it).
 WAREHOUSE_ENTRIES = {*TABLES, DB_FILE, CREATING, ".lock", ".schemas", ".views.sha256", ".journal"}
