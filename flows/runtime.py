@@ -1,4 +1,5 @@
-"""Where a write command's flow runs, in this process or as Prefect flow runs: the one place that chooses.
+"""Where a write command's flow runs, in this process or as Prefect flow runs: the one place that
+chooses, and the one door from the API to the flows (the upkeep steps, always in this process, too).
 
 Prefect 3 has no supported serverless mode (PrefectHQ/prefect#15927): a flow called with no API
 configured starts a temporary local server, 10-20 s per command and a start-up timeout a first
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scorelake.transforms.results import IngestResult, RejudgeResult, RescoreResult
+    from scorelake.transforms.results import IngestResult, RejudgeResult, RescoreResult, ReviewResult
 
 # Long enough for a first start on 2 cores (database migrations included) under load; Prefect's
 # own default of 20 s is not (shared notes: 10-20 s unloaded).
@@ -172,6 +173,32 @@ def rejudge(how: How, *, warehouse: str, judge: str, settings: dict, run_ids: li
 
         result = rejudge_body(InProcess(), **args)
     return replace(result, ran=chosen.describe())
+
+
+def migrate(warehouse: str) -> str | None:
+    """Upkeep, always in this process (a step, not a flow): a warehouse of the former table format
+    converted; where its former files were kept, or None."""
+    from scorelake.flows import flow_bodies
+    from scorelake.storage import Store
+
+    kept = flow_bodies.migrate(Store(warehouse))
+    return str(kept) if kept else None
+
+
+def compact(warehouse: str) -> None:
+    """Upkeep, in this process: replaced ingests' rows dropped, small files bin-packed, old ones vacuumed."""
+    from scorelake.flows import flow_bodies
+    from scorelake.storage import Store
+
+    flow_bodies.compact(Store(warehouse))
+
+
+def record_reviews(warehouse: str, reviews: list, unreadable: Sequence[str] = (), source: str = "") -> ReviewResult:
+    """People's verdicts checked and stored as one write step, in this process."""
+    from scorelake.flows import flow_bodies
+    from scorelake.storage import Store
+
+    return flow_bodies.record_reviews(Store(warehouse), reviews, unreadable, source)
 
 
 def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None,

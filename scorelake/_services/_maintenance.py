@@ -56,17 +56,18 @@ class Maintenance:
     def migrate(self) -> Path | None:
         """Convert a warehouse of scorelake's former table format to Delta tables; returns where the
         former files were kept (None: nothing to convert). Write methods do it first themselves."""
-        from scorelake.flows import flow_bodies
+        from scorelake.flows import runtime
 
         self._reads.writable()
-        return flow_bodies.migrate(self._reads.store)
+        kept = runtime.migrate(self._reads.location)
+        return Path(kept) if kept else None
 
     def compact(self) -> None:
         """Drop rows of replaced ingests, bin-pack small files, vacuum files older than the history kept."""
-        from scorelake.flows import flow_bodies
+        from scorelake.flows import runtime
 
         self._reads.writable()
-        flow_bodies.compact(self._reads.store)
+        runtime.compact(self._reads.location)
 
     def serve(self, runs_dirs: Sequence[str | Path], *, cron: str | None = None, interval: float | None = None,
               name: str = "scheduled", notify_url: str | None = None, max_drop: float = 0.0, verbose: bool = False,

@@ -64,10 +64,10 @@ class Reviewing:
         return self._record(reviews, unreadable, f"{path}: ")
 
     def _record(self, reviews: list, unreadable: Sequence[str] = (), source: str = "") -> ReviewResult:
-        from scorelake.flows import flow_bodies
+        from scorelake.flows import runtime
 
         self._reads.writable()
-        return flow_bodies.record_reviews(self._reads.store, reviews, unreadable, source)
+        return runtime.record_reviews(self._reads.location, reviews, unreadable, source)
 
     def reviews(self, run: str | None = None, history: bool = False) -> pl.DataFrame:
         """The reviews that stand (one per run, scenario, signal and assertion), or every review
