@@ -12,6 +12,8 @@ from scorelake.cli._app import cell, command, emitted, err, fail
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
+from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.registry import SIGNALS as DECLARED
 
 
 @command
@@ -19,10 +21,11 @@ def review(
     run: Annotated[Optional[str], typer.Argument(help="Run id: the session directory (or results file) name")] = None,
     scenario: Annotated[Optional[str], typer.Argument(help="A scenario of the run")] = None,
     signal: Annotated[Optional[str], typer.Option(
-        help="What is reviewed: a success_breakdown name (is_action_match, db_state_match, db_state_assertion, "
-             "nl_assertion, judge_passed, clean_exit, communicate) or is_successful (the composite)")] = None,
+        help=f"What is reviewed: a success_breakdown name ({', '.join(SIGNALS)}) or is_successful (the "
+             "composite)")] = None,
     assertion: Annotated[Optional[int], typer.Option(
-        help="The NL assertion or DB predicate number, for nl_assertion or db_state_assertion")] = None,
+        help="The NL assertion or DB predicate number, for "
+             f"{' or '.join(s.name for s in DECLARED if s.pass_rate)}")] = None,
     verdict: Annotated[Optional[str], typer.Option(help="pass or fail")] = None,
     withdraw: Annotated[bool, typer.Option("--withdraw", help="Take the standing review of this key back")] = False,
     reviewer: Annotated[Optional[str], typer.Option(
