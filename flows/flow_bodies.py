@@ -15,7 +15,9 @@ import dataclasses
 import functools
 import multiprocessing
 import os
+import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -27,7 +29,7 @@ from scorelake.flows.ingest_job import ingest_sessions_job
 from scorelake.judge_client import JudgeRefused, RetryPolicy, Tally
 from scorelake.storage import Store
 from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
-from scorelake.transforms.judging import JudgeSpec
+from scorelake.transforms.judging import MAJORITY, JudgeSpec, ask_name, check_judge_name
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.pipeline import (
     COMMIT_LOCK_WAIT_S,
@@ -42,6 +44,7 @@ from scorelake.transforms.pipeline import (
     check_whitelisted_domains,
     commit_ingested,
     commit_judgements,
+    commit_majority,
     commit_orphaned_journals,
     define_judge,
     describe_reviews,
@@ -376,7 +379,36 @@ def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_
 
 def rejudge(fanout: Fanout, warehouse: str, judge: str, settings: dict | None = None, run_ids: list[str] | None = None,
             only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
-            backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
+            backoff: float = 0.5, progress: bool = False, repeat: int = 1) -> RejudgeResult:
+    """``rejudge_one`` of the judge ``judge``; with ``repeat`` K above 1, of each of its K asks in turn
+    (the judges ``NAME#k``, the k-th with seed S + k, S the settings' seed or 0), then the majority
+    of the asks committed as the judge ``NAME@majority``."""
+    if judge.endswith(MAJORITY):
+        raise InvalidArgument(f"judge '{judge}' is the majority of a repeated judge's asks: rejudge "
+                              f"--judge {judge.removesuffix(MAJORITY)} --repeat K makes it")
+    args = (run_ids, only_errors, concurrency, api_key_env, retries, backoff, progress)
+    if repeat == 1:
+        return rejudge_one(fanout, warehouse, judge, settings, *args)
+    check_judge_name(judge)
+    settings = dict(settings or {})
+    start = settings.get("seed") or 0
+    results = [rejudge_one(fanout, warehouse, ask_name(judge, k), {**settings, "seed": start + k}, *args)
+               for k in range(1, repeat + 1)]
+    commit_majority(Store(warehouse), judge)
+    others = re.sub(r"(, )?seed=-?\d+", "", results[0].settings).lstrip(", ")
+    return dataclasses.replace(
+        results[0], judge=judge, asks=repeat,
+        settings=f"{repeat} asks, seeds {start + 1} to {start + repeat}" + (f", {others}" if others else ""),
+        **{name: sum(getattr(r, name) for r in results) for name in (
+            "scope", "judged_already", "asked", "errors", "retries", "tokens", "recovered", "unanswered", "odd_scores")},
+        without_call=dict(sum((Counter(r.without_call) for r in results), Counter())),
+        error_samples=list(dict.fromkeys(s for r in results for s in r.error_samples))[:3])
+
+
+def rejudge_one(fanout: Fanout, warehouse: str, judge: str, settings: dict | None = None,
+                run_ids: list[str] | None = None, only_errors: bool = False, concurrency: int = 8,
+                api_key_env: str | None = None, retries: int = 5, backoff: float = 0.5,
+                progress: bool = False) -> RejudgeResult:
     """Ask the judge ``judge`` (of ``settings``: those unset as stored, see ``define_judge``) about
     every stored judge input it has not judged (taking over its base judge's judgements that did not
     fail; ``only_errors``: its own failed ones asked again too, and the base defaults to the runs' own

@@ -128,10 +128,11 @@ def rescore_flow(warehouse: str | None = None, policy_specs: list[str] | None = 
 @flow(name="scorelake-rejudge")
 def rejudge_flow(warehouse: str, judge: str, settings: dict | None = None, run_ids: list[str] | None = None,
                  only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
-                 backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
-    """Ask a judge again about the stored judge inputs it has not judged, one task per batch of calls."""
+                 backoff: float = 0.5, progress: bool = False, repeat: int = 1) -> RejudgeResult:
+    """Ask a judge again (``repeat`` times) about the stored judge inputs it has not judged, one task
+    per batch of calls."""
     return flow_bodies.rejudge(PrefectTasks(), warehouse, judge, settings, run_ids, only_errors, concurrency,
-                               api_key_env, retries, backoff)
+                               api_key_env, retries, backoff, repeat=repeat)
 
 
 @task(name="gate-new-runs", cache_policy=NO_CACHE)

@@ -157,12 +157,13 @@ def rescore(how: How, *, warehouse: str, policy_spec: str | None = None, policy_
 
 def rejudge(how: How, *, warehouse: str, judge: str, settings: dict, run_ids: list[str] | None = None,
             only_errors: bool = False, concurrency: int = 8, api_key_env: str | None = None, retries: int = 5,
-            backoff: float = 0.5, progress: bool = False) -> RejudgeResult:
-    """The rejudge flow (``flow_bodies.rejudge``) of the judge ``judge`` of ``settings``, where ``how`` says."""
+            backoff: float = 0.5, progress: bool = False, repeat: int = 1) -> RejudgeResult:
+    """The rejudge flow (``flow_bodies.rejudge``) of the judge ``judge`` of ``settings`` (asked
+    ``repeat`` times), where ``how`` says."""
     chosen = how.orchestrate()
     args = {"warehouse": warehouse, "judge": judge, "settings": settings, "run_ids": run_ids,
             "only_errors": only_errors, "concurrency": concurrency, "api_key_env": api_key_env, "retries": retries,
-            "backoff": backoff, "progress": progress}
+            "backoff": backoff, "progress": progress, "repeat": repeat}
     if chosen.prefect:
         from scorelake.flows.prefect_flows import rejudge_flow
 

@@ -117,6 +117,7 @@ class Warehouse:
     rejudge = _handed("judging", Judging.rejudge)
     judges = _handed("judging", Judging.judges)
     compare_judges = _handed("judging", Judging.compare_judges)
+    judge_stability = _handed("judging", Judging.judge_stability)
     # people's verdicts
     review = _handed("reviewing", Reviewing.review)
     import_reviews = _handed("reviewing", Reviewing.import_reviews)

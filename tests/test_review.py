@@ -251,25 +251,45 @@ def test_the_judge_measured_against_people(wh):
     assert row["recall"] == (both / human_passes if human_passes else None)
     nl = c.agreement.filter((pl.col("domain") == "(all)") & (pl.col("kind") == "nl_assertion")).row(0, named=True)
     assert nl["pairs"] == 1 and nl["only_a"] == 1  # people pass the assertion the judge failed
-    assert c.sweep is not None and set(c.sweep["threshold"]) <= {recorded[s]["judge_score"] for s in verdicts}
+    assert c.sweep is not None and set(c.sweep.table["threshold"]) <= {recorded[s]["judge_score"] for s in verdicts}
+    assert c.sweep.best is None and c.sweep.note.startswith("too few labels")  # 5 labels recommend nothing
+    assert c.sweep.in_use == sorted({recorded[s]["judge_threshold"] for s in verdicts} - {None})
     shown = runner.invoke(app, ["compare-judges", "human", "recorded", "--sweep", "-w", wh.location])
     assert shown.exit_code == 0, shown.output
-    assert "precision" in shown.output and "best threshold" in shown.output
+    assert "precision" in shown.output and "threshold in use" in shown.output and "too few labels" in shown.output
     refused = runner.invoke(app, ["compare-judges", "recorded", "recorded", "-w", wh.location])
     assert refused.exit_code == 2
 
 
+def sweep_pairs(scores: list[float], human: list[bool]) -> pl.DataFrame:
+    n = len(scores)
+    return pl.DataFrame({"score_a": [None] * n, "score_b": scores, "passed_a": human, "passed_b": [None] * n,
+                         "error_a": [False] * n, "error_b": [False] * n, "threshold_a": [None] * n,
+                         "threshold_b": [0.9] * n},
+                        schema={"score_a": pl.Float64, "score_b": pl.Float64, "passed_a": pl.Boolean,
+                                "passed_b": pl.Boolean, "error_a": pl.Boolean, "error_b": pl.Boolean,
+                                "threshold_a": pl.Float64, "threshold_b": pl.Float64})
+
+
 def test_the_threshold_sweep_names_the_threshold_that_agrees_best():
-    pairs = pl.DataFrame({"score_a": [None] * 6, "score_b": [0.2, 0.4, 0.6, 0.7, 0.9, 1.0],
-                          "passed_a": [False, False, True, True, True, True], "passed_b": [None] * 6,
-                          "error_a": [False] * 6, "error_b": [False] * 6},
-                         schema={"score_a": pl.Float64, "score_b": pl.Float64, "passed_a": pl.Boolean,
-                                 "passed_b": pl.Boolean, "error_a": pl.Boolean, "error_b": pl.Boolean})
-    sweep, best = threshold_sweep(pairs, truth="a")
-    assert sweep["threshold"].to_list() == [0.2, 0.4, 0.6, 0.7, 0.9, 1.0]
-    assert best == 0.6 and sweep.filter(pl.col("threshold") == 0.6)["agreement"][0] == 1.0
-    assert sweep.filter(pl.col("threshold") == 0.9)["agreement"][0] == 4 / 6
-    assert sweep.filter(pl.col("threshold") == 0.6)["kappa"][0] == cohen_kappa(4, 0, 0, 2)[0] == 1.0
+    # five times the same six labels: 30 pairs, enough to recommend
+    sweep = threshold_sweep(sweep_pairs([0.2, 0.4, 0.6, 0.7, 0.9, 1.0] * 5,
+                                        [False, False, True, True, True, True] * 5), truth="a")
+    table = sweep.table
+    assert table["threshold"].to_list() == [0.2, 0.4, 0.6, 0.7, 0.9, 1.0] and sweep.in_use == [0.9]
+    assert sweep.best == 0.6 and table.filter(pl.col("threshold") == 0.6)["agreement"][0] == 1.0
+    assert table.filter(pl.col("threshold") == 0.9)["agreement"][0] == 4 / 6
+    assert table.filter(pl.col("threshold") == 0.6)["kappa"][0] == cohen_kappa(20, 0, 0, 10)[0] == 1.0
+    assert sweep.note is None
+
+
+def test_the_sweep_says_too_few_labels_and_kappa_undefined_instead_of_recommending():
+    few = threshold_sweep(sweep_pairs([0.2, 0.4, 0.6, 0.7, 0.9, 1.0], [False, False, True, True, True, True]), "a")
+    assert few.best is None and few.note.startswith("too few labels: 6 reviewed pairs")
+    one_kind = threshold_sweep(sweep_pairs([0.5, 0.9] * 15, [True, True] * 15), "a")  # people never failed one
+    assert one_kind.table["kappa"].is_null().all() and "kappa undefined" in one_kind.note
+    single = threshold_sweep(sweep_pairs([0.5], [True]), "a")
+    assert single.best is None and single.table["kappa"].is_null().all()
 
 
 def test_krippendorffs_alpha_matches_a_hand_computed_case():
@@ -293,11 +313,11 @@ def test_three_judges_or_more_add_krippendorffs_alpha():
             for judge, passed in zip(("human", "a", "b"), votes)]
     verdicts = pl.DataFrame([{"judge": j, "run_id": "r", "scenario_name": s, "domain": "qa", "kind": "judge_passed",
                               "assertion_index": None, "assertion": None, "score": None, "passed": p,
-                              "judge_error": False} for j, s, p in rows],
+                              "judge_error": False, "threshold": 0.5} for j, s, p in rows],
                             schema={"judge": pl.String, "run_id": pl.String, "scenario_name": pl.String,
                                     "domain": pl.String, "kind": pl.String, "assertion_index": pl.Int64,
                                     "assertion": pl.String, "score": pl.Float64, "passed": pl.Boolean,
-                                    "judge_error": pl.Boolean})
+                                    "judge_error": pl.Boolean, "threshold": pl.Float64})
     c = compare_judges(["human", "a", "b"], verdicts)
     units = [[True, True, True], [True, False, True], [False, False, False], [True, True, False]]
     alpha = c.alpha.filter(pl.col("domain") == "(all)").row(0, named=True)

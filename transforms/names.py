@@ -12,3 +12,7 @@ SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "o
 
 # Upstream's reason for an NL assertion its judge's reply gave no verdict for (counted as failed).
 MISSING_VERDICT = "Missing verdict; treated as failed."
+
+# A judge asked K times (rejudge --repeat): its asks are the judges NAME#k, their majority NAME@majority.
+ASK = "#"
+MAJORITY = "@majority"

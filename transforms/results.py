@@ -84,6 +84,7 @@ class RejudgeResult:
     odd_scores: int = 0  # scores upstream's float() took that are outside 0-1 or not finite
     converted: str | None = None
     ran: str = ""
+    asks: int = 1  # rejudge --repeat: the judge's asks (each counted above), their majority stored too
 
 
 @dataclass

@@ -4,7 +4,7 @@ listed with their coverage and cost, and two (or more) judges compared."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
@@ -29,7 +29,7 @@ class Judging:
                 seed: int | None = None, thinking_token_budget: int | None = None, timeout: float | None = None,
                 runs: Sequence[str] | None = None, only_errors: bool = False, base: str | None = None,
                 concurrency: int = 8, api_key_env: str | None = None, retries: int = 5, backoff: float = 0.5,
-                prefect: bool | None = None, verbose: bool = False, progress: bool = False,
+                repeat: int = 1, prefect: bool | None = None, verbose: bool = False, progress: bool = False,
                 say: Callable[[str], None] = _say_nothing) -> RejudgeResult:
         """Ask the judge ``judge`` about every stored judge input (of ``runs``, default all) it has
         not judged, through an OpenAI-compatible chat-completions ``url`` (default: each run's own
@@ -39,12 +39,19 @@ class Judging:
         ``recorded``); ``only_errors`` also asks its own failed ones again. Answers to identical
         requests are never paid twice. A call that fails for a passing reason (429, 5xx, a timeout, a
         dropped connection) is tried ``retries`` more times, waiting ``backoff`` seconds doubled each
-        time (or as Retry-After says). Returns counts of what was asked, taken over and failed."""
+        time (or as Retry-After says). Returns counts of what was asked, taken over and failed.
+
+        ``repeat`` K above 1 asks the same judge K times per input: the k-th ask is the judge
+        ``NAME#k`` (seed ``seed`` + k, ``seed`` default 0), stored and cached apart, so a second run
+        asks nothing; then ``NAME@majority`` holds the majority of the asks (its score their median,
+        for an even K the lower middle one) and ``judge_stability`` how often they disagree."""
         from scorelake.flows import runtime
 
         self._reads.writable()
         if not 1 <= concurrency <= 1024:
             raise InvalidArgument(f"--concurrency: between 1 and 1024 calls at once (got {concurrency})")
+        if not 1 <= repeat <= 100:
+            raise InvalidArgument(f"--repeat: between 1 and 100 asks per input (got {repeat})")
         if not 0 <= retries <= 100 or not 0 <= backoff <= 600:
             raise InvalidArgument(f"--retries 0 to 100 and --backoff 0 to 600 seconds (got {retries}, {backoff})")
         settings = {"url": url, "model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
@@ -53,7 +60,7 @@ class Judging:
         return runtime.rejudge(runtime.How(prefect, verbose, say), warehouse=self._reads.location, judge=judge,
                                settings=settings, run_ids=list(runs) if runs else None, only_errors=only_errors,
                                concurrency=concurrency, api_key_env=api_key_env, retries=retries, backoff=backoff,
-                               progress=progress)
+                               progress=progress, repeat=repeat)
 
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
@@ -66,6 +73,16 @@ class Judging:
             cost = (pl.col("prompt_tokens").fill_null(0) * (price_in or 0)
                     + pl.col("completion_tokens").fill_null(0) * (price_out or 0)) / 1e6
         return found.with_columns(cost=cost if cost is not None else pl.lit(None, pl.Float64))
+
+    def judge_stability(self, judge: str | None = None, by: Literal["domain", "scenario"] = "domain") -> pl.DataFrame:
+        """How often a repeated judge (``rejudge(..., repeat=K)``; of ``judge``, or every one), asked
+        again, says otherwise: per judge and domain (and ``(all)``) the scenarios, asks, mean flip
+        rate (the share of asks that disagree with the majority), scenarios with any flip, the score's
+        spread and how many asks it took before the majority stopped changing; or per scenario, the
+        most unstable first (the ``judge_stability`` view)."""
+        if by not in ("domain", "scenario"):
+            raise InvalidArgument(f"stability by '{by}': choose domain or scenario")
+        return self._reads.query("judge_stability", judge=judge, by=by)
 
     def compare_judges(self, judge_a: str, judge_b: str, runs: Sequence[str] | None = None,
                        threshold: float | None = None, *, others: Sequence[str] = (),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -13,7 +14,7 @@ from scorelake.cli._app import command, emit, emitted, err, fail, pct, print_jso
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
-from scorelake.transforms.names import RECORDED
+from scorelake.transforms.names import MAJORITY, RECORDED
 
 
 @command
@@ -44,6 +45,9 @@ def rejudge(
     top_p: Annotated[Optional[float], typer.Option(help="[default: each run's own]")] = None,
     seed: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
     thinking_token_budget: Annotated[Optional[int], typer.Option(help="[default: each run's own]")] = None,
+    repeat: Annotated[int, typer.Option(
+        help="Ask the same judge K times per input: the asks JUDGE#1..JUDGE#K (seed --seed + k, --seed default 0) "
+             "and their majority JUDGE@majority; see judges --stability")] = 1,
     warehouse: WarehouseOpt = None,
     prefect: PrefectOpt = False,
     verbose: VerboseOpt = False,
@@ -57,6 +61,7 @@ def rejudge(
 
     Example: scorelake rejudge --judge fixed-outage --only-errors
     Example: scorelake rejudge --judge gpt-judge --judge-url https://api.openai.com/v1/chat/completions --judge-model gpt-5
+    Example: scorelake rejudge --judge gpt-judge --repeat 5   (then: rescore --judge gpt-judge@majority)
     """
     prompt_text = None
     if prompt is not None:
@@ -68,8 +73,8 @@ def rejudge(
     result = wh.rejudge(judge, url=judge_url, model=judge_model, prompt=prompt_text, max_tokens=max_tokens,
                         temperature=temperature, top_p=top_p, seed=seed, thinking_token_budget=thinking_token_budget,
                         timeout=timeout, runs=run, only_errors=only_errors, base=base, concurrency=concurrency,
-                        api_key_env=api_key_env, retries=retries, backoff=backoff, prefect=prefect or None, verbose=verbose,
-                        progress=sys.stderr.isatty(), say=say)
+                        api_key_env=api_key_env, retries=retries, backoff=backoff, repeat=repeat,
+                        prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
     say_converted(wh.location, result.converted)
     if result.recovered:
         err().print(f"{result.recovered} judgements of an interrupted rejudge recovered from its journal")
@@ -80,44 +85,82 @@ def rejudge(
                 + (f", {without}" if without else "")
                 + f"; {result.errors} errors, {result.retries} retries, {result.tokens:,} tokens; "
                 f"{result.ran}", highlight=False)
+    if result.asks > 1:
+        err().print(f"the majority of the {result.asks} asks is judge '{result.judge}{MAJORITY}' (rescore --judge "
+                    f"{result.judge}{MAJORITY}); how often they disagree: scorelake judges --stability",
+                    highlight=False)
     for sample in result.error_samples:
         err().print(f"  [yellow]judge error[/] {sample[:300]}", highlight=False)
     if result.odd_scores:
         err().print(f"  [yellow]note[/] {result.odd_scores} scores outside 0-1 or not finite (Infinity, NaN), taken "
                     "as upstream's float() takes them: see `scorelake judges`", highlight=False)
     if result.errors:
-        err().print(f"ask them again: scorelake rejudge --judge {result.judge} --only-errors", highlight=False)
+        again = f" --repeat {result.asks}" if result.asks > 1 else ""
+        err().print(f"ask them again: scorelake rejudge --judge {result.judge} --only-errors{again}", highlight=False)
     if result.unanswered:  # the answered ones are stored; the command did not do all of its job
         err().print(f"[red]{result.unanswered} calls went unanswered[/] (stored as judge errors)", highlight=False)
         raise typer.Exit(1)
+
+
+class StabilityBy(StrEnum):
+    domain = "domain"
+    scenario = "scenario"
 
 
 @command
 def judges(
     price_in: Annotated[Optional[float], typer.Option(help="Price per million input (prompt) tokens, for the cost")] = None,
     price_out: Annotated[Optional[float], typer.Option(help="Price per million output tokens, for the cost")] = None,
+    stability: Annotated[bool, typer.Option(
+        "--stability", help="How often a repeated judge's asks (rejudge --repeat) disagree, per judge and domain")] = False,
+    by: Annotated[StabilityBy, typer.Option(help="With --stability: per domain, or per scenario")] = StabilityBy.domain,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
     wide: WideOpt = False,
 ) -> None:
     """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
-    coverage of the stored judge inputs, error rate, calls, retries, tokens and cost.
+    coverage of the stored judge inputs, error rate, calls, retries, tokens and cost, and for a
+    repeated judge's majority the asks behind it and how often they flip.
 
     Example: scorelake judges --price-in 0.5 --price-out 1.5
+    Example: scorelake judges --stability --by scenario
     """
-    found = scorelake.open(warehouse, as_of).judges(price_in, price_out)
+    wh = scorelake.open(warehouse, as_of)
+    if stability:
+        _stability(wh.judge_stability(by=by.value), fmt, wide, by)
+        return
+    found = wh.judges(price_in, price_out)
     if emitted(found.drop("spec_json"), fmt, wide):
         return
     tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731
     cells = [[r["judge"], r["model"] or ("each run's own" if r["judge"] != RECORDED else ""), r["base"] or "",
               pct(r["judged"], r["inputs"]), pct(r["errors"], r["judged"]), str(r["asked"]),
               str(r["from_cache"] + r["from_base"]), str(r["retries"]), tokens(r["prompt_tokens"]),
-              tokens(r["completion_tokens"]), "" if r["cost"] is None else f"{r['cost']:.2f}"]
+              tokens(r["completion_tokens"]), "" if r["cost"] is None else f"{r['cost']:.2f}",
+              "" if r["asks"] is None else str(r["asks"]),
+              "" if r["flip_rate"] is None else f"{r['flip_rate'] * 100:.1f}%"]
              for r in found.iter_rows(named=True)]
     show_grid(Grid(["judge", "model", "from", "coverage", "errors", "asked", "no call", "retries", "tokens in",
-                    "tokens out", "cost"], cells, right={"coverage", "errors", "asked", "no call", "retries",
-                                                         "tokens in", "tokens out", "cost"}).without_empty_columns())
+                    "tokens out", "cost", "asks", "flip rate"], cells,
+                   right={"coverage", "errors", "asked", "no call", "retries", "tokens in", "tokens out", "cost", "asks",
+                          "flip rate"}).without_empty_columns())
+
+
+def _stability(found, fmt: Format, wide: bool, by: StabilityBy) -> None:
+    if emitted(found, fmt, wide):
+        return
+    if found.is_empty():
+        err().print("no repeated judge: scorelake rejudge --judge NAME --repeat K asks one K times", highlight=False)
+        return
+    keys = ["judge", "domain"] if by is StabilityBy.domain else ["judge", "run", "scenario"]
+    cells = [[r["judge"], *([r["domain"]] if by is StabilityBy.domain else [r["run_id"], r["scenario_name"]]),
+              str(r["scenarios"]), str(r["asks"]), f"{r['flip_rate'] * 100:.1f}%", str(r["flipping_scenarios"]),
+              "" if r["score_spread"] is None else f"{r['score_spread']:.2f}", f"{r['settled_after']:.1f}",
+              str(r["settled_after_max"])] for r in found.iter_rows(named=True)]
+    headers = [*keys, "scenarios", "asks", "flip rate", "flipping", "score spread", "settled after", "at most"]
+    show_grid(Grid(headers, cells, "judge stability: the same judge asked again (flip rate: asks that disagree "
+                                   "with the majority)", keys=len(keys), right=set(headers[len(keys):])))
 
 
 @command
@@ -179,15 +222,19 @@ def compare_judges(
                        f"flipped verdicts, {c.flips.height}: one a line", right={"A score", "B score"})
                   .without_empty_columns())
     if c.sweep is not None:
-        rows = [[f"{r['threshold']:g}", str(r["passes"]), str(r["pairs"]), pct(round(r["agreement"] * r["pairs"]),
-                                                                              r["pairs"]), fmt_kappa(r)]
-                for r in c.sweep.iter_rows(named=True)]
+        in_use = set(c.sweep.in_use)
+        rows = [[f"{r['threshold']:g}" + (" (in use)" if r["threshold"] in in_use else ""), str(r["passes"]),
+                 str(r["pairs"]), pct(round(r["agreement"] * r["pairs"]), r["pairs"]),
+                 fmt_kappa(r) or "undefined"] for r in c.sweep.table.iter_rows(named=True)]
         print()
         show_grid(Grid(["threshold", "judge passes", "pairs", "agree", "kappa [95% CI]"], rows,
                        "JUDGE_PASSED at each threshold against people",
                        right={"threshold", "judge passes", "pairs", "agree"}))
-        print(wrapped("best threshold: " + (f"{c.best_threshold:g} (--judge-threshold {c.best_threshold:g})"
-                                            if c.best_threshold is not None else "none (no reviewed scores)")))
+        used = ", ".join(f"{t:g}" for t in c.sweep.in_use) or "none"
+        best = (f"{c.sweep.best:g} (--judge-threshold {c.sweep.best:g})" if c.sweep.best is not None
+                else "none")
+        print(wrapped(f"threshold in use: {used}; best threshold: {best}"
+                      + (f" ({c.sweep.note})" if c.sweep.note else "")))
     if c.alpha is not None:
         rows = [[r["domain"], r["kind"].replace("_", " "), str(r["units"]),
                  "" if r["alpha"] is None else f"{r['alpha']:.3f}"] for r in c.alpha.iter_rows(named=True)]

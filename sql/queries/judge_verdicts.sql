@@ -11,7 +11,8 @@ nl_errors AS (
     SELECT judge, run_id, scenario_name, judge_error FROM judgements
 )
 SELECT j.judge, j.run_id, j.scenario_name, t.domain, 'judge_passed' AS kind, NULL::BIGINT AS assertion_index,
-       NULL AS assertion, j.score, j.score >= t.threshold AND NOT isnan(j.score) AS passed, j.judge_error
+       NULL AS assertion, j.score, j.score >= t.threshold AND NOT isnan(j.score) AS passed, j.judge_error,
+       t.threshold
 FROM judgements AS j
 JOIN scoped AS t USING (run_id, scenario_name)
 WHERE list_contains($judges, j.judge)

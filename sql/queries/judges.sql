@@ -1,5 +1,6 @@
 -- `scorelake judges`: each judge with its coverage of the askable stored judge inputs, its error
--- rate, and the calls, tokens and latency it cost (answers taken from the cache or a base judge cost nothing).
+-- rate, and the calls, tokens and latency it cost (answers taken from the cache or a base judge cost nothing);
+-- a repeated judge's majority (NAME@majority) with the asks behind it and how often they flip.
 WITH inputs AS (
     SELECT count(*) AS askable FROM stg_judge_inputs WHERE askable
 ),
@@ -20,6 +21,12 @@ stats AS (
     FROM judgements
     GROUP BY judge
 ),
+stability AS (
+    SELECT judge || '@majority' AS judge, max(asks) AS asks, avg(flip_rate) AS flip_rate,
+           count(*) FILTER (WHERE flip_rate > 0) / count(*) AS flipping_share
+    FROM judge_stability
+    GROUP BY judge
+),
 judges AS (
     SELECT 'recorded' AS judge, NULL AS spec_json, NULL::TIMESTAMPTZ AS created_at
     UNION ALL
@@ -37,8 +44,10 @@ SELECT j.judge,
        coalesce(s.odd_scores, 0) AS odd_scores,
        coalesce(s.asked, 0) AS asked, coalesce(s.from_cache, 0) AS from_cache, coalesce(s.from_base, 0) AS from_base,
        coalesce(s.retries, 0) AS retries,
-       s.prompt_tokens, s.completion_tokens, s.mean_latency_ms, j.created_at, s.last_judged_at, j.spec_json
+       s.prompt_tokens, s.completion_tokens, s.mean_latency_ms, j.created_at, s.last_judged_at,
+       st.asks, st.flip_rate, st.flipping_share, j.spec_json
 FROM judges AS j
 LEFT JOIN stats AS s USING (judge)
+LEFT JOIN stability AS st USING (judge)
 CROSS JOIN inputs AS i
 ORDER BY j.judge <> 'recorded', j.created_at

@@ -61,13 +61,13 @@ class JudgeComparison:
     # against people (one judge `human`) the other's precision and recall as a classifier of their verdict
     agreement: pl.DataFrame
     flips: pl.DataFrame  # run_id, scenario_name, domain, kind, assertion_index, a, b (passed), score_a, score_b
-    sweep: pl.DataFrame | None = None  # threshold, pairs, agreement, kappa: `score >= t` against people
-    best_threshold: float | None = None  # of the sweep, the threshold that agrees best
+    sweep: Sweep | None = None  # JUDGE_PASSED at each threshold against people
     alpha: pl.DataFrame | None = None  # domain, kind, judges, units, alpha: over every judge compared
 
     def as_json(self) -> dict:
         """The comparison as plain data (``--format json``)."""
-        extra = {"sweep": self.sweep.to_dicts(), "best_threshold": self.best_threshold} if self.sweep is not None else {}
+        extra = {"sweep": self.sweep.table.to_dicts(), "best_threshold": self.sweep.best,
+                 "thresholds_in_use": self.sweep.in_use, "sweep_note": self.sweep.note} if self.sweep is not None else {}
         if self.alpha is not None:
             extra["alpha"] = self.alpha.to_dicts()
         return {"judge_a": self.judge_a, "judge_b": self.judge_b, "agreement": self.agreement.to_dicts(),
@@ -105,6 +105,7 @@ def _pairs(verdicts: pl.DataFrame, judge_a: str, judge_b: str, kind: str) -> pl.
     side = lambda judge, s: verdicts.filter((pl.col("judge") == judge) & (pl.col("kind") == kind)).select(  # noqa: E731
         *key, *(["domain"] if s == "a" else []), *(["assertion"] if kind == "nl_assertion" else []),
         pl.col("score").alias(f"score_{s}"), pl.col("passed").alias(f"passed_{s}"),
+        pl.col("threshold").alias(f"threshold_{s}"),
         pl.col("judge_error").fill_null(False).alias(f"error_{s}"))
     a, b = side(judge_a, "a"), side(judge_b, "b")
     if kind == "nl_assertion":
@@ -115,29 +116,54 @@ def _pairs(verdicts: pl.DataFrame, judge_a: str, judge_b: str, kind: str) -> pl.
     return pairs
 
 
-def threshold_sweep(pairs: pl.DataFrame, truth: str) -> tuple[pl.DataFrame, float | None]:
+# Below this many reviewed pairs the sweep recommends no threshold: the kappa interval of a few dozen
+# labels is wider than the differences between thresholds (50 labels leave one at least 0.20 wide).
+MIN_SWEEP_PAIRS = 30
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """JUDGE_PASSED at each candidate threshold against people's verdicts."""
+
+    table: pl.DataFrame  # threshold, pairs, agreement, kappa and its interval, passes
+    best: float | None  # the threshold that agrees best; None with too few labels (``note`` says why)
+    in_use: list[float]  # the thresholds the reviewed scenarios are scored with now
+    note: str | None = None
+
+
+def threshold_sweep(pairs: pl.DataFrame, truth: str) -> Sweep:
     """For each candidate threshold (the distinct scores the judge gave the reviewed scenarios): the
     agreement and kappa of ``score >= t`` with people's verdicts (``truth``: their side), and the
-    threshold that agrees best (then by kappa, then the lowest)."""
+    threshold that agrees best (then by kappa, then the lowest), beside the ones in use. Kappa is
+    undefined (None) while people gave fewer than two passes or two fails; below ``MIN_SWEEP_PAIRS``
+    pairs no threshold is recommended."""
     judge = "b" if truth == "a" else "a"
     scored = pairs.filter(~pl.col(f"error_{judge}")).drop_nulls([f"score_{judge}", f"passed_{truth}"]).filter(
         ~pl.col(f"score_{judge}").is_nan())
+    human = scored[f"passed_{truth}"]
+    defined = int(human.sum()) >= 2 and int((~human).sum()) >= 2
     rows = []
     for t in sorted(set(scored[f"score_{judge}"].to_list())):
-        said, human = scored[f"score_{judge}"] >= t, scored[f"passed_{truth}"]
+        said = scored[f"score_{judge}"] >= t
         counts = [int((said & human).sum()), int((said & ~human).sum()), int((~said & human).sum()),
                   int((~said & ~human).sum())]
-        kappa, low, high = cohen_kappa(*counts)
+        kappa, low, high = cohen_kappa(*counts) if defined else (None, None, None)
         rows.append({"threshold": t, "pairs": scored.height, "agreement": (counts[0] + counts[3]) / scored.height,
                      "kappa": kappa, "kappa_ci_low": low, "kappa_ci_high": high, "passes": counts[0] + counts[1]})
-    sweep = pl.DataFrame(rows, schema={"threshold": pl.Float64, "pairs": pl.Int64, "agreement": pl.Float64,
+    table = pl.DataFrame(rows, schema={"threshold": pl.Float64, "pairs": pl.Int64, "agreement": pl.Float64,
                                        "kappa": pl.Float64, "kappa_ci_low": pl.Float64, "kappa_ci_high": pl.Float64,
                                        "passes": pl.Int64})
-    if sweep.is_empty():
-        return sweep, None
-    best = sweep.sort([pl.col("agreement"), pl.col("kappa").fill_null(-2.0), pl.col("threshold")],
+    in_use = sorted(set(scored[f"threshold_{judge}"].drop_nulls().to_list())) if f"threshold_{judge}" in scored.columns \
+        else []
+    if table.is_empty():
+        return Sweep(table, None, in_use, "no reviewed scores")
+    if scored.height < MIN_SWEEP_PAIRS:
+        return Sweep(table, None, in_use, f"too few labels: {scored.height} reviewed pairs, at least "
+                                          f"{MIN_SWEEP_PAIRS} are needed to recommend a threshold")
+    best = table.sort([pl.col("agreement"), pl.col("kappa").fill_null(-2.0), pl.col("threshold")],
                       descending=[True, True, False]).row(0, named=True)
-    return sweep, best["threshold"]
+    return Sweep(table, best["threshold"], in_use,
+                 None if defined else "kappa undefined: people gave fewer than two passes or two fails")
 
 
 def _alpha(verdicts: pl.DataFrame, judges: list[str]) -> pl.DataFrame:
@@ -184,6 +210,6 @@ def compare_judges(judges: list[str], verdicts: pl.DataFrame, sweep: bool = Fals
                                   pl.lit(None, pl.Float64).alias("score_a"), pl.lit(None, pl.Float64).alias("score_b"),
                                   "error_a", "error_b")
     flips = pl.concat([verdict, nl]).sort("run_id", "scenario_name", "kind", "assertion_index", nulls_last=False)
-    swept, best = threshold_sweep(pairs, truth) if sweep and truth else (None, None)
+    swept = threshold_sweep(pairs, truth) if sweep and truth else None
     alpha = _alpha(verdicts, judges) if len(judges) > 2 else None
-    return JudgeComparison(judge_a, judge_b, agreement, flips, swept, best, alpha)
+    return JudgeComparison(judge_a, judge_b, agreement, flips, swept, alpha)

@@ -43,6 +43,7 @@ class JudgeSpec(BaseModel):
     thinking_token_budget: int | None = Field(default=None, gt=0)
     timeout: float | None = Field(default=None, gt=0)
     base: str | None = None  # --only-errors: the judge whose judgements it keeps where they did not fail
+    majority_of: str | None = None  # NAME@majority: the majority of NAME's asks (rejudge --repeat), not asked itself
 
     @field_validator("url")
     @classmethod
@@ -63,6 +64,8 @@ class JudgeSpec(BaseModel):
         return self.model_dump(exclude={"name", "timeout"})
 
     def describe(self) -> str:
+        if self.majority_of is not None:
+            return f"the majority of judge '{self.majority_of}''s asks (rejudge --repeat)"
         settings = {k: v for k, v in self.identity().items() if v is not None and k != "prompt"}
         if self.prompt is not None:
             settings["prompt"] = f"sha256:{text_hash(self.prompt)[:12]}"

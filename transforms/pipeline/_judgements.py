@@ -8,7 +8,8 @@ import polars as pl
 from scorelake.judge_client import journal_folder, orphaned, read_journal
 from scorelake.storage import Store
 from scorelake.transforms.columns import frame
-from scorelake.transforms.pipeline._judges import COMMIT_LOCK_WAIT_S
+from scorelake.transforms.judging import ASK, JudgeSpec, majority_judgements, majority_name
+from scorelake.transforms.pipeline._judges import COMMIT_LOCK_WAIT_S, save_judge, stored_judges
 from scorelake.transforms.scoring import RECORDED
 
 KEY = ["run_id", "scenario_name", "input_hash"]
@@ -61,6 +62,27 @@ def commit_judgements(store: Store, rows: pl.DataFrame, detail: str) -> None:
         store.tables.append("judgements", rows)
         store.log.record("rejudge", detail)
         store.views.build()
+
+
+def commit_majority(store: Store, judge: str) -> int:
+    """The majority judgement of each input (``NAME@majority``) from the latest judgements of the asks
+    of the repeated judge ``judge`` (``NAME#k``), committed where it is new or changed, with the
+    majority judge's definition; returns the judgements committed."""
+    prefix = f"{judge}{ASK}"
+    asks = [j.name for j in stored_judges(store) if j.name.startswith(prefix) and j.name[len(prefix):].isdigit()]
+    rows = majority_judgements(pl.concat([latest(store, name) for name in asks]), judge)
+    same = ["run_id", "scenario_name", "input_hash", "score", "errored", "nl_verdicts_json", "extra_json"]
+    with store.lock.hold(COMMIT_LOCK_WAIT_S):
+        stored = latest(store, majority_name(judge)).select(same).collect()
+        rows = rows.join(stored, on=same, how="anti", nulls_equal=True)
+        saved = save_judge(store, JudgeSpec(name=majority_name(judge), majority_of=judge))
+        if rows.height:
+            store.tables.append("judgements", rows)
+        if rows.height or saved:
+            store.log.record("rejudge", f"judge {majority_name(judge)}: the majority of {len(asks)} asks, "
+                                        f"{rows.height} judgements new or changed")
+            store.views.build()
+    return rows.height
 
 
 def commit_orphaned_journals(store: Store) -> int:
