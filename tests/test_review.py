@@ -39,29 +39,81 @@ def scores(wh: scorelake.Warehouse, policy: str) -> dict[str, dict]:
     return {r["scenario_name"]: r for r in wh.scenarios(run=BASELINE, policy=policy).iter_rows(named=True)}
 
 
-def test_a_review_is_kept_with_its_history_and_a_later_one_supersedes_it(wh, monkeypatch):
+def test_a_review_is_kept_with_its_history_and_a_later_one_supersedes_only_its_reviewers_own(wh, monkeypatch):
     monkeypatch.setenv("SCORELAKE_REVIEWER", "alice")
     first = wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", note="a correct paraphrase")
     wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "fail", reviewer="bob")
     wh.review(BASELINE, "tau2_retail__21", "nl_assertion", "pass", assertion=1)
     standing = wh.reviews()
     assert standing.select("scenario_name", "signal", "assertion", "verdict", "reviewer").rows() == [
+        ("qa__speed_of_light", "judge_passed", None, "pass", "alice"),  # bob's verdict does not overwrite hers
         ("qa__speed_of_light", "judge_passed", None, "fail", "bob"),
         ("tau2_retail__21", "nl_assertion", 1, "pass", "alice")]
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "fail", reviewer="bob", note="on second thought")
     history = wh.reviews(history=True)
-    assert history.height == 3 and history["standing"].to_list() == [False, True, True]
+    assert history.height == 4 and history["standing"].to_list() == [True, False, True, True]
     assert history["note"][0] == "a correct paraphrase" and history["domain"][0] == "qa"
     assert first.made_on == history["warehouse_version"][0]
-    # withdrawing is a row too: the key has no standing review, its history keeps all three
+    # withdrawing is a row too: alice's verdict no longer stands, bob's does; the history keeps all
     wh.review(BASELINE, "qa__speed_of_light", "judge_passed", withdraw=True)
-    assert wh.reviews()["scenario_name"].to_list() == ["tau2_retail__21"]
-    assert wh.reviews(history=True).height == 4
+    assert wh.reviews().select("scenario_name", "reviewer").rows() == [("qa__speed_of_light", "bob"),
+                                                                        ("tau2_retail__21", "alice")]
+    assert wh.reviews(history=True).height == 5
     log = [c.detail for c in wh.log() if c.operation == "review"]
     assert log[0] == f"review by alice of {BASELINE}/qa__speed_of_light (judge_passed: pass)"
     assert log[-1].startswith(f"withdrawal by alice of {BASELINE}/qa__speed_of_light")
     # as the warehouse stood after the first review
     then = scorelake.open(wh.location, as_of=first.version)
     assert then.reviews()[["reviewer", "verdict"]].rows() == [("alice", "pass")]
+
+
+def test_which_reviewers_verdict_stands_is_the_policys_rule(wh):
+    """Three reviewers on one key (2 pass, 1 fail), two on another (1 each), one on a third."""
+    say = [("qa__speed_of_light", "alice", "pass"), ("qa__speed_of_light", "bob", "pass"),
+           ("qa__speed_of_light", "carol", "fail"), ("qa__moon_landing", "alice", "fail"),
+           ("qa__moon_landing", "bob", "pass"), ("qa__telephone_inventor", "bob", "pass")]
+    for scenario, reviewer, verdict in say:
+        wh.review(BASELINE, scenario, "is_successful", verdict, reviewer=reviewer)
+    wh.review(BASELINE, "qa__moon_landing", "is_successful", "fail", reviewer="carol")  # carol adjudicates
+    latest = scores(wh, wh.rescore("latest", reviews=True, prefect=False).policy)
+    majority = scores(wh, wh.rescore("majority", reviews=True, review_rule="majority", prefect=False).policy)
+    ruled = scores(wh, wh.rescore("ruled", reviews=True, review_rule="adjudicated", adjudicator="carol",
+                                  prefect=False).policy)
+    plain = scores(wh, "recorded")
+    outcome = lambda rows, s: rows[s]["is_successful"]  # noqa: E731
+    # latest: the last review of each key (carol's fail; carol's fail; bob's pass)
+    assert [outcome(latest, s) for s in ("qa__speed_of_light", "qa__moon_landing", "qa__telephone_inventor")] == [
+        False, False, True]
+    # majority: 2 of 3 pass; 1 pass 2 fail (carol's too); bob alone
+    assert [outcome(majority, s) for s in ("qa__speed_of_light", "qa__moon_landing", "qa__telephone_inventor")] == [
+        True, False, True]
+    # adjudicated: where they disagree carol decides (fail, fail); where one reviewer agrees with no one else
+    assert [outcome(ruled, s) for s in ("qa__speed_of_light", "qa__moon_landing", "qa__telephone_inventor")] == [
+        False, False, True]
+    wh.review(BASELINE, "qa__moon_landing", "is_successful", withdraw=True, reviewer="carol")
+    tie = scores(wh, wh.rescore("majority", prefect=False).policy)
+    assert outcome(tie, "qa__moon_landing") == outcome(plain, "qa__moon_landing")  # a tie: no review stands
+    with pytest.raises(scorelake.InvalidArgument, match="adjudicator"):
+        wh.rescore("no-one", reviews=True, review_rule="adjudicated", prefect=False)
+
+
+def test_reviewers_are_compared_like_judges_and_their_disagreements_queued(wh):
+    for scenario, verdicts in {"qa__speed_of_light": "ppf", "qa__moon_landing": "pfp", "simple_qa_1": "fff",
+                               "qa__telephone_inventor": "ppp"}.items():
+        for reviewer, verdict in zip(("alice", "bob", "carol"), verdicts):
+            wh.review(BASELINE, scenario, "judge_passed", "pass" if verdict == "p" else "fail", reviewer=reviewer)
+    c = wh.compare_judges("human:alice", "human:bob", others=["human:carol"])
+    row = c.agreement.filter((pl.col("domain") == "(all)") & (pl.col("kind") == "judge_passed")).row(0, named=True)
+    assert (row["pairs"], row["both_pass"], row["only_a"], row["only_b"], row["neither"]) == (4, 2, 1, 0, 1)
+    units = [[True, True, False], [True, False, True], [False, False, False], [True, True, True]]
+    alpha = c.alpha.filter((pl.col("domain") == "(all)") & (pl.col("kind") == "judge_passed"))["alpha"][0]
+    assert alpha == pytest.approx(krippendorff_alpha(units))
+    queue = wh.review_queue("reviewers", run=BASELINE)
+    assert sorted(queue["scenario_name"]) == ["qa__moon_landing", "qa__speed_of_light"]
+    assert set(queue["reason"]) == {"reviewers disagree on judge_passed"}
+    disagreements = wh.sql("SELECT scenario_name, passed_by, failed_by FROM review_disagreements ORDER BY 1")
+    assert disagreements.rows() == [("qa__moon_landing", ["alice", "carol"], ["bob"]),
+                                    ("qa__speed_of_light", ["alice", "bob"], ["carol"])]
 
 
 @pytest.mark.parametrize("kwargs, says", [

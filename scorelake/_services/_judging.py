@@ -90,19 +90,22 @@ class Judging:
         """Judge B against judge A on the scenarios both judged: per domain, agreement on JUDGE_PASSED
         (at ``threshold``, else each run's own) and on each NL assertion, Cohen's kappa with a 95%
         interval, the mean score difference, and every flipped verdict. ``human`` is people's standing
-        reviews: against it, the other judge's precision and recall, and with ``sweep`` the agreement
-        of each candidate threshold and the best one. With ``others``, Krippendorff's alpha over all."""
-        from scorelake.transforms.analysis import HUMAN, compare_judges
+        reviews (the latest per key; ``human:NAME`` one reviewer's): against it, the other judge's
+        precision and recall, and with ``sweep`` the agreement of each candidate threshold and the
+        best one. With ``others``, Krippendorff's alpha over all (reviewers too: ``human:alice``,
+        ``human:bob``, ``human:carol``)."""
+        from scorelake.transforms.analysis import HUMAN, compare_judges, is_people
 
         if threshold is not None and not 0 <= threshold <= 1:
             raise InvalidArgument(f"--threshold: between 0 and 1 (got {threshold})")
         judges = [judge_a, judge_b, *others]
         if len(set(judges)) < len(judges):
             raise InvalidArgument(f"each judge once: {', '.join(judges)}")
-        if sweep and HUMAN not in (judge_a, judge_b):
+        if sweep and not (is_people(judge_a) or is_people(judge_b)):
             raise InvalidArgument(f"--sweep measures a judge's thresholds against people: compare it with '{HUMAN}'")
         with self._reads.connection():
-            known = {*self._reads.query("judges")["judge"], HUMAN}
+            reviewers = self._reads.query("reviews", run=None, history=False)["reviewer"].unique()
+            known = {*self._reads.query("judges")["judge"], HUMAN, *(f"{HUMAN}:{name}" for name in reviewers)}
             for name in judges:
                 if name not in known:
                     raise NotFound(f"no judge named '{name}' (judges: {', '.join(sorted(known))})")

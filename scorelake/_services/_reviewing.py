@@ -14,7 +14,7 @@ from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.results import ReviewResult
 
-REVIEW_PICKS = ("errors", "disagree", "sample")  # what a review queue picks (review_queue.sql)
+REVIEW_PICKS = ("errors", "disagree", "reviewers", "sample")  # what a review queue picks (review_queue.sql)
 
 
 def reviewer_name(given: str | None) -> str:
@@ -70,8 +70,9 @@ class Reviewing:
         return runtime.record_reviews(self._reads.location, reviews, unreadable, source)
 
     def reviews(self, run: str | None = None, history: bool = False) -> pl.DataFrame:
-        """The reviews that stand (one per run, scenario, signal and assertion), or every review
-        ever made (``history``: superseded and withdrawn ones too, ``standing`` saying which stand)."""
+        """The reviews that stand (each reviewer's, one per run, scenario, signal, assertion and
+        reviewer), or every review ever made (``history``: superseded and withdrawn ones too,
+        ``standing`` saying which stand)."""
         with self._reads.connection():
             self._reads.runs_known([run] if run else None)
             found = self._reads.query("reviews", run=run, history=history)
@@ -80,7 +81,7 @@ class Reviewing:
     def review_queue(self, pick: str = "errors", run: str | None = None, policy: str = RECORDED, *,
                      judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200) -> pl.DataFrame:
         """What to review next: the scenarios whose judge failed (``errors``), those two stored
-        ``judges`` disagree on (``disagree``), or a random sample of ``per_domain`` per domain, the
+        ``judges`` disagree on (``disagree``), those whose reviewers disagree (``reviewers``), or a random sample of ``per_domain`` per domain, the
         same for the same ``seed`` (``sample``: two reviewers can split one); of ``run`` or all runs,
         under ``policy``. Scenarios nobody has reviewed come first (``reviews``: how many they have)."""
         if pick not in REVIEW_PICKS:

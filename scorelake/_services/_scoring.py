@@ -20,11 +20,12 @@ def _say_nothing(_: str) -> None:
     pass
 
 
-def _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews) -> dict:
+def _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews,
+           review_rule=None, adjudicator=None) -> dict:
     """The policy fields given (a flag left None, no whitelist, no reviews: not given)."""
     given = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns, "strict_match": strict_match,
              "judge_enabled": judge_enabled, "judge": judge, "whitelists": dict(whitelists or {}),
-             "reviews": reviews or None}
+             "reviews": reviews or None, "review_rule": review_rule, "adjudicator": adjudicator}
     return {k: v for k, v in given.items() if v not in (None, {})}
 
 
@@ -35,7 +36,8 @@ class Scoring:
     def define_policy(self, name: str | None = None, *, judge_threshold: float | None = None,
                       min_agent_turns: int | None = None, strict_match: bool | None = None,
                       judge_enabled: bool | None = None, judge: str | None = None,
-                      whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False) -> Policy:
+                      whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False,
+                      review_rule: str | None = None, adjudicator: str | None = None) -> Policy:
         """The policy to score under: the stored one named ``name`` when no flag is given, else a
         policy of those flags (named ``name``, or after its id), checked against the stored ones.
         ``judge``: the judge (see ``rejudge``) whose judgements JUDGE_PASSED and NL_ASSERTION take.
@@ -43,7 +45,8 @@ class Scoring:
         from scorelake.transforms.pipeline import check_policy, check_whitelisted_domains, find_judge, find_policy
         from scorelake.transforms.scoring import Policy
 
-        defined = _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews)
+        defined = _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews,
+                         review_rule, adjudicator)
         if not defined:
             if not name:
                 raise InvalidArgument("give a policy name and/or the flags that define a policy")
@@ -59,19 +62,24 @@ class Scoring:
                 min_agent_turns: int | None = None, strict_match: bool | None = None,
                 judge_enabled: bool | None = None, judge: str | None = None,
                 whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False,
+                review_rule: str | None = None, adjudicator: str | None = None,
                 runs: Sequence[str] | None = None, prefect: bool | None = None, verbose: bool = False,
                 say: Callable[[str], None] = _say_nothing) -> RescoreResult:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
         tables alone: a ``RescoreResult`` (the policy's name and id, the scenarios scored). Under a
         ``judge``, every stored judge input in scope must have been judged by it (``rejudge``). With
         ``reviews``, people's standing verdicts (``review``) take the place of what they review; a
-        policy that takes reviews re-scores the runs reviewed since, each time it is run again.
-        The flow checks the policy against the stored ones (once, under the writer lock)."""
+        policy that takes reviews re-scores the runs reviewed since, each time it is run again;
+        ``review_rule`` says which verdict stands where reviewers reviewed the same key: ``latest``
+        (the default), ``majority`` (none on a tie) or ``adjudicated`` (the reviewers' where they
+        agree, the ``adjudicator``'s where they disagree). The flow checks the policy against the
+        stored ones (once, under the writer lock)."""
         from scorelake.flows import runtime
         from scorelake.transforms.scoring import Policy
 
         self._reads.writable()
-        defined = _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews)
+        defined = _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews,
+                         review_rule, adjudicator)
         if not defined and not policy:
             raise InvalidArgument("give a policy name and/or the flags that define a policy")
         spec = Policy.checked(policy, **defined).spec_json() if defined else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -70,6 +71,12 @@ def _parse_whitelists(items: list[str]) -> dict[str, list[str]]:
     return whitelists
 
 
+class ReviewRule(StrEnum):
+    latest = "latest"
+    majority = "majority"
+    adjudicated = "adjudicated"
+
+
 @command
 def rescore(
     policy: Annotated[Optional[str], typer.Option(
@@ -88,6 +95,11 @@ def rescore(
     reviews: Annotated[bool, typer.Option(
         "--reviews", help="People's verdicts (scorelake review) take the place of the signals they review; "
                           "running it again picks up the reviews made since")] = False,
+    review_rule: Annotated[Optional[ReviewRule], typer.Option(
+        help="With --reviews, which verdict stands where reviewers reviewed the same thing: the latest, the "
+             "majority's (none on a tie), or the adjudicator's where they disagree [default: latest]")] = None,
+    adjudicator: Annotated[Optional[str], typer.Option(
+        help="With --review-rule adjudicated: the reviewer who decides where reviewers disagree")] = None,
     run: RunsOpt = None,
     warehouse: WarehouseOpt = None,
     prefect: PrefectOpt = False,
@@ -98,12 +110,14 @@ def rescore(
 
     Example: scorelake rescore --policy lenient-judge --judge-threshold 0.8
     Example: scorelake rescore --policy judged-by-gpt --judge gpt-judge
+    Example: scorelake rescore --policy people --reviews --review-rule adjudicated --adjudicator carol
     """
     wh = scorelake.open(warehouse)
     result = wh.rescore(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                         strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
-                        whitelists=_parse_whitelists(whitelist or []), reviews=reviews, runs=run, prefect=prefect or None,
-                        verbose=verbose, say=say)
+                        whitelists=_parse_whitelists(whitelist or []), reviews=reviews,
+                        review_rule=review_rule and review_rule.value, adjudicator=adjudicator, runs=run,
+                        prefect=prefect or None, verbose=verbose, say=say)
     say_converted(wh.location, result.converted)
     err().print(f"policy '{result.policy}' ({result.policy_id}, judge {result.judge}): {result.scenarios} "
                 f"scenarios scored; {result.ran}", highlight=False)

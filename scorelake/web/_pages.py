@@ -331,15 +331,16 @@ def review_section(rows: list[dict], standing: list[StandingReview], run: str, s
     """The review forms of a scenario page: per signal, per NL assertion and for the outcome, agree or
     disagree with what it is now (or pass / fail where it does not apply), with a note; ``rows``:
     signal, assertion, label, passed (now). Under a ``queue``, the outcome's buttons save and go on."""
-    reviews = {(r.signal, r.assertion): r for r in standing}
+    reviews: dict[tuple, list[StandingReview]] = {}
+    for r in standing:
+        reviews.setdefault((r.signal, r.assertion), []).append(r)
     parts = ['<h2 id="review">Review</h2><p class="note">Your verdict is kept with its history; a policy that takes '
              "reviews (<code>scorelake rescore --reviews</code>) counts it.</p>"
              '<table class="review"><tr><th>what</th><th>now</th><th>standing review</th><th>your verdict</th></tr>']
     for row in rows:
         signal, assertion, passed = row["signal"], row["assertion"], row["passed"]
-        standing_review = reviews.get((signal, assertion))
-        said = (f"{esc(standing_review.verdict)} by {esc(standing_review.reviewer)}"
-                + (f": {esc(standing_review.note)}" if standing_review.note else "")) if standing_review else ""
+        said = "; ".join(f"{esc(r.verdict)} by {esc(r.reviewer)}" + (f": {esc(r.note)}" if r.note else "")
+                         for r in reviews.get((signal, assertion), []))
         onward = queue is not None and signal == "is_successful"
         if passed is None:
             buttons = [("pass", "pass"), ("fail", "fail")]
@@ -370,7 +371,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
     """What to review next, with the choices that make the queue (what to pick, a run, a seed)."""
     picks = "".join(f'<option value="{p}"{" selected" if p == params["pick"] else ""}>{label}</option>'
                     for p, label in (("errors", "judge errors"), ("disagree", "two judges disagree"),
-                                     ("sample", "a random sample per domain")))
+                                     ("reviewers", "reviewers disagree"), ("sample", "a random sample per domain")))
     run_options = '<option value="">every run</option>' + "".join(
         f'<option value="{esc(r)}"{" selected" if r == params.get("run") else ""}>{esc(r)}</option>' for r in runs)
     form = (f'<form class="filters" method="get" action="/review"><input type="hidden" name="token" value="{esc(token)}">'

@@ -12,10 +12,11 @@ from scorelake.transforms.analysis._compare import (
 from scorelake.transforms.analysis._judges import (
     HUMAN,
     JudgeComparison,
+    Sweep,
     cohen_kappa,
     compare_judges,
+    is_people,
     krippendorff_alpha,
-    Sweep,
     threshold_sweep,
 )
 from scorelake.transforms.analysis._stats import (
@@ -25,5 +26,5 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
 )
 
-__all__ = ["HUMAN", "Comparison", "Sweep", "check_alpha", "label", "minimum_detectable_difference", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
+__all__ = ["HUMAN", "Comparison", "Sweep", "is_people", "check_alpha", "label", "minimum_detectable_difference", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
            "mcnemar_exact", "newcombe_interval", "with_change_labels"]

@@ -29,7 +29,11 @@ def cohen_kappa(both: int, only_a: int, only_b: int, neither: int) -> tuple[floa
     return kappa, max(-1.0, kappa - Z95 * se), min(1.0, kappa + Z95 * se)
 
 
-HUMAN = "human"  # the built-in judge of people's standing reviews
+HUMAN = "human"  # the built-in judge of people's standing reviews (the latest per key); human:NAME one reviewer's
+
+
+def is_people(judge: str) -> bool:
+    return judge == HUMAN or judge.startswith(f"{HUMAN}:")
 
 
 def krippendorff_alpha(units: list[list[bool]]) -> float | None:
@@ -191,7 +195,7 @@ def compare_judges(judges: list[str], verdicts: pl.DataFrame, sweep: bool = Fals
     queries/judge_verdicts.sql rows); against ``human`` with precision, recall and, with ``sweep``,
     the thresholds; over three judges or more, Krippendorff's alpha over all of them."""
     judge_a, judge_b = judges[0], judges[1]
-    truth = "a" if judge_a == HUMAN else "b" if judge_b == HUMAN else None
+    truth = "a" if is_people(judge_a) else "b" if is_people(judge_b) else None
     pairs, nl_pairs = _pairs(verdicts, judge_a, judge_b, "judge_passed"), _pairs(verdicts, judge_a, judge_b,
                                                                                 "nl_assertion")
     rows = _agreement(pairs, "judge_passed", truth) + (_agreement(nl_pairs, "nl_assertion", truth)

@@ -33,6 +33,11 @@ def count_stored(store: Store, runs: pl.DataFrame, policy: Policy) -> pl.DataFra
     return rate_counts(scores.join(facts, on=key)).collect()
 
 
+def _standing(store: Store, policy: Policy) -> pl.DataFrame:
+    """The reviews that stand under the policy's review rule."""
+    return standing(store, rule=policy.review_rule or "latest", adjudicator=policy.adjudicator).collect()
+
+
 def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.DataFrame | None = None
                ) -> tuple[pl.LazyFrame, pl.LazyFrame | None]:
     """The runs' scenarios as the policy scores them (with the judge's judgements in place of the
@@ -43,7 +48,7 @@ def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.Dat
         scenarios = scenarios.pipe(with_judgements, judged_by(store, policy.judge, runs))
     if not policy.reviews:
         return scenarios, None
-    reviews = standing(store).collect() if reviews is None else reviews
+    reviews = _standing(store, policy) if reviews is None else reviews
     mine = reviews.filter(pl.col("run_id").is_in(runs["run_id"].implode()))
     if mine.is_empty():  # scored as without reviews: the same scores, none of the review path's cost
         return scenarios, None
@@ -162,7 +167,7 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
     # without holding the GIL. One batch in flight bounds memory.
     with ThreadPoolExecutor(1) as writer:
         version = store.tables.delta_table("reviews").version() if policy.reviews else None
-        reviews = standing(store).collect() if policy.reviews else None
+        reviews = _standing(store, policy) if policy.reviews else None
         for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
             scenarios, reviewed = _scenarios(store, batch, policy, reviews)
             tables = score_and_count(scenarios, policy, version, reviewed)
@@ -215,7 +220,7 @@ def _score_again(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
     if runs.is_empty():
         return 0
     version = store.tables.delta_table("reviews").version() if policy.reviews else None
-    reviews = standing(store).collect() if policy.reviews else None
+    reviews = _standing(store, policy) if policy.reviews else None
     scored = 0
     for batch in _run_batches(runs, RESCORE_BATCH_ROWS):
         scenarios, reviewed = _scenarios(store, batch, policy, reviews)

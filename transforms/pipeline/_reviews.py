@@ -25,6 +25,7 @@ from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import SIGNALS
 from scorelake.transforms.registry import BY_NAME
 from scorelake.transforms.registry import SIGNALS as DECLARED
+from scorelake.transforms.scoring import standing_verdicts
 from scorelake.transforms.sources import open_regular, read_within
 
 COMPOSITE = "is_successful"
@@ -138,10 +139,13 @@ def describe(reviews: list[Review]) -> str:
     return f"{len(reviews)} reviews by {who} of {scenarios} scenarios"
 
 
-def standing(store: Store, version: int | None = None) -> pl.LazyFrame:
-    """The verdict that stands per key: each key's latest row, withdrawn keys left out."""
-    return (store.tables.read("reviews", version).sort("reviewed_at", "review_id")
-            .unique(KEY, keep="last", maintain_order=True).filter(pl.col("verdict") != WITHDRAWN))
+def standing(store: Store, version: int | None = None, rule: str = "latest",
+             adjudicator: str | None = None) -> pl.LazyFrame:
+    """The verdict that stands per key under the review ``rule`` (``scoring.standing_verdicts``), from
+    each reviewer's own standing verdict: their latest row of the key, unless it withdrew theirs."""
+    mine = (store.tables.read("reviews", version).sort("reviewed_at", "review_id")
+            .unique([*KEY, "reviewer"], keep="last", maintain_order=True).filter(pl.col("verdict") != WITHDRAWN))
+    return standing_verdicts(mine, rule, adjudicator)
 
 
 def _file_text(path: Path) -> str:

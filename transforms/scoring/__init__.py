@@ -14,11 +14,17 @@ from scorelake.transforms.scoring._action_match import (
     match_scalar,
 )
 from scorelake.transforms.scoring._policy import RECORDED, Policy
-from scorelake.transforms.scoring._reviews import REVIEW_COLUMNS, review_columns, split_reviewed
+from scorelake.transforms.scoring._reviews import (
+    REVIEW_COLUMNS,
+    REVIEW_RULES,
+    review_columns,
+    split_reviewed,
+    standing_verdicts,
+)
 from scorelake.transforms.scoring._rollup import SCENARIO_FACTS, rate_counts
 from scorelake.transforms.scoring._score import score_and_count
 from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
 from scorelake.transforms.scoring._signals import as_scores, with_scores
 
 __all__ = ["NEMO_SIGNALS", "RECORDED", "SCENARIO_FACTS", "SCORER_VERSION", "ActionMatch", "ActionMatchUndefined", "Difference", "ItemComparison", "differences", "item_comparisons",
-           "Policy", "REVIEW_COLUMNS", "Signal", "TextFlags", "as_scores", "compare", "match_scalar", "rate_counts", "review_columns", "score_and_count", "split_reviewed", "with_scores"]
+           "Policy", "REVIEW_COLUMNS", "REVIEW_RULES", "Signal", "TextFlags", "as_scores", "compare", "match_scalar", "rate_counts", "review_columns", "score_and_count", "split_reviewed", "standing_verdicts", "with_scores"]

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import RECORDED
@@ -32,6 +33,9 @@ class Policy(BaseModel):
     judge: str | None = None
     # people's verdicts (`scorelake review`) take the place of the signals they review
     reviews: bool = False
+    # which reviewer's verdict stands where several reviewed a key (REVIEW_RULES; None: the latest)
+    review_rule: Literal["majority", "adjudicated"] | None = None
+    adjudicator: str | None = None  # adjudicated: the reviewer who decides where reviewers disagree
     # domain bucket -> whitelist that replaces the scenarios' own success_signals
     whitelists: dict[str, tuple[Signal, ...]] = Field(default_factory=dict)
     scorer_version: str = SCORER_VERSION
@@ -48,6 +52,19 @@ class Policy(BaseModel):
     @classmethod
     def _builtin_judge(cls, value: str | None) -> str | None:
         return None if value == RECORDED else value  # the runs' own judge: the default, one policy id
+
+    @field_validator("review_rule", mode="before")
+    @classmethod
+    def _latest_is_the_default(cls, value: object) -> object:
+        return None if value == "latest" else value  # one policy id for the default rule
+
+    @model_validator(mode="after")
+    def _rule_needs_reviews(self) -> Policy:
+        if self.review_rule is not None and not self.reviews:
+            raise ValueError("a review rule is for a policy that takes reviews (--reviews)")
+        if (self.review_rule == "adjudicated") != (self.adjudicator is not None):
+            raise ValueError("the adjudicated rule takes an adjudicator (--adjudicator NAME), and only it does")
+        return self
 
     @classmethod
     def checked(cls, name: str | None, **fields: object) -> Policy:
@@ -75,7 +92,8 @@ class Policy(BaseModel):
 
     def _unset(self) -> set[str]:
         """Fields newer than the first policies, left out while unset: a policy keeps its id."""
-        return ({"judge"} if self.judge is None else set()) | ({"reviews"} if not self.reviews else set())
+        return ({"judge"} if self.judge is None else set()) | ({"reviews"} if not self.reviews else set()) | (
+            {"review_rule", "adjudicator"} if self.review_rule is None else set())
 
     @classmethod
     def from_spec_json(cls, text: str) -> Policy:

@@ -22,6 +22,37 @@ REVIEW_COLUMNS = tuple(f"review_{name}" for name in (*SIGNALS, COMPOSITE))
 _ITEMS = tuple(s for s in DECLARED if s.pass_rate)
 
 
+# Which verdict stands where reviewers reviewed the same key (run, scenario, signal, assertion).
+REVIEW_RULES = ("latest", "majority", "adjudicated")
+_KEY = ["run_id", "scenario_name", "signal", "assertion"]
+
+
+def standing_verdicts(mine: pl.LazyFrame, rule: str = "latest", adjudicator: str | None = None) -> pl.LazyFrame:
+    """Per key, the verdict that stands, from ``mine``: each reviewer's own standing review (rows of
+    ``reviews``, one per key and reviewer, withdrawals gone). ``latest``: the latest of them;
+    ``majority``: the verdict most reviewers gave (none stands on a tie); ``adjudicated``: the
+    reviewers' verdict where they agree, the ``adjudicator``'s where they disagree (none stands
+    until the adjudicator reviews it)."""
+    latest = mine.sort("reviewed_at", "review_id").unique(_KEY, keep="last", maintain_order=True)
+    if rule == "latest":
+        return latest
+    votes = mine.group_by(_KEY).agg((pl.col("verdict") == "pass").sum().alias("_passes"),
+                                    (pl.col("verdict") == "fail").sum().alias("_fails"))
+    if rule == "majority":
+        decided = votes.filter(pl.col("_passes") != pl.col("_fails")).select(
+            *_KEY, pl.when(pl.col("_passes") > pl.col("_fails")).then(pl.lit("pass")).otherwise(pl.lit("fail"))
+            .alias("_verdict"))
+        return latest.join(decided, on=_KEY, how="inner", nulls_equal=True).with_columns(
+            pl.col("_verdict").alias("verdict")).drop("_verdict")
+    if rule == "adjudicated":
+        agreed = votes.filter((pl.col("_passes") == 0) | (pl.col("_fails") == 0)).select(_KEY)
+        settled = latest.join(agreed, on=_KEY, how="inner", nulls_equal=True)
+        ruled = (mine.filter(pl.col("reviewer") == adjudicator)
+                 .join(agreed, on=_KEY, how="anti", nulls_equal=True))
+        return pl.concat([settled, ruled], how="diagonal_relaxed")
+    raise ValueError(f"review rule '{rule}': one of {', '.join(REVIEW_RULES)}")
+
+
 def review_columns(reviews: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFrame:
     """Per reviewed scenario (run_id, scenario_name), and only those: the ``REVIEW_COLUMNS`` of its
     standing whole-signal reviews, and by how much its item reviews change its passed NL assertions
