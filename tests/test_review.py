@@ -488,3 +488,49 @@ def test_an_import_killed_before_its_log_step_is_completed_by_importing_it_again
     wh.import_reviews(labels, reviewer="carol")  # again: nothing doubled, the step completed
     assert stored() == 2 and wh.reviews(history=True).height == 2
     assert len(wh.log()) == steps + 1 and wh.log()[-1].detail == "2 reviews by carol of 2 scenarios"
+
+
+def test_the_rate_corrected_by_people_matches_a_case_worked_out_by_hand():
+    from scorelake.transforms.analysis import Labels, rogan_gladen
+
+    # the judge passes 60 of 100; people's 30 labels: of 20 they passed it passed 18 (Se 0.9), of 10
+    # they failed it failed 8 (Sp 0.8): (0.6 + 0.8 - 1) / (0.9 + 0.8 - 1) = 4/7
+    fixed = rogan_gladen(60, 100, Labels(both_pass=18, judge_fails=2, both_fail=8, judge_passes=2))
+    variance = (0.6 * 0.4 / 100 + (4 / 7) ** 2 * 0.9 * 0.1 / 20 + (3 / 7) ** 2 * 0.8 * 0.2 / 10) / 0.7 ** 2
+    assert fixed.rate == pytest.approx(4 / 7)
+    assert fixed.ci_low == pytest.approx(4 / 7 - 1.959963984540054 * variance ** 0.5)
+    assert fixed.ci_high == pytest.approx(4 / 7 + 1.959963984540054 * variance ** 0.5)
+    assert fixed.ci_low == pytest.approx(0.3404, abs=1e-4) and fixed.ci_high == pytest.approx(0.8025, abs=1e-4)
+    assert rogan_gladen(60, 100, Labels(5, 0, 0, 0)).rate is None  # no label people failed
+    assert rogan_gladen(60, 100, Labels(1, 1, 1, 1)).rate is None  # the judge no better than chance
+
+
+def test_rates_calibrated_by_the_runs_labels(wh):
+    said = scores(wh, "recorded")
+    judged = [s for s, r in said.items() if r["judge_passed"] is not None and not r["stalled"]]
+    passed = [s for s in judged if said[s]["judge_passed"]][:1]
+    failed = [s for s in judged if not said[s]["judge_passed"]][:2]
+    assert len(passed) == 1 and len(failed) == 2
+    # people agree with the judge on two and pass one it failed: Se 1/2, Sp 1
+    people = {passed[0]: "pass", failed[0]: "fail", failed[1]: "pass"}
+    judged = [*passed, *failed]
+    for scenario, verdict in people.items():
+        wh.review(BASELINE, scenario, "judge_passed", verdict, reviewer="alice")
+    from scorelake.transforms.analysis import Labels, rogan_gladen
+
+    pairs = [(people[s] == "pass", said[s]["judge_passed"]) for s in judged]
+    labels = Labels(sum(h and j for h, j in pairs), sum(h and not j for h, j in pairs),
+                    sum(not h and not j for h, j in pairs), sum(not h and j for h, j in pairs))
+    for row in wh.rates(run=BASELINE, calibrated=True).iter_rows(named=True):  # the run's labels, per domain
+        expected = rogan_gladen(row["judge_passed_passed"] or 0, row["judge_passed_total"] or 0, labels)
+        assert row["judge_labels"] == 3 and row["judge_passed_corrected"] == expected.rate
+        assert row["judge_passed_corrected_ci_low"] == expected.ci_low
+        assert (row["judge_sensitivity"], row["judge_specificity"]) == (0.5, 1.0)
+        if row["judge_passed_total"]:  # (p + 1 - 1) / (1/2 + 1 - 1): the judge's rate doubled
+            p = row["judge_passed_passed"] / row["judge_passed_total"]
+            assert row["judge_passed_corrected"] == pytest.approx(min(1.0, p * 2))
+    shown = runner.invoke(app, ["rates", "--run", BASELINE, "--calibrated", "-w", wh.location])
+    assert shown.exit_code == 0 and "corrected [95% CI]" in shown.stdout and "specificity" in shown.stdout
+    wh.rescore("people", reviews=True, prefect=False)
+    with pytest.raises(scorelake.InvalidArgument, match="takes reviews"):
+        wh.rates(run=BASELINE, policy="people", calibrated=True)

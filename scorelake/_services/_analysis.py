@@ -32,11 +32,25 @@ class Analysis:
         self._reads, self._reading = reads, reading
 
     def rates(self, by: Literal["domain", "signal"] = "domain", run: str | None = None,
-              policy: str = RECORDED) -> pl.DataFrame:
-        """Success, task-success and per-signal rates per run and domain, or per run and signal."""
+              policy: str = RECORDED, *, calibrated: bool = False) -> pl.DataFrame:
+        """Success, task-success and per-signal rates per run and domain, or per run and signal.
+
+        ``calibrated``: JUDGE_PASSED's rate corrected by people's labels of the run (reviews of
+        judge_passed): the judge's sensitivity and specificity against them (``judge_labels`` of
+        them), the corrected rate and its 95% interval (``transforms.analysis.rogan_gladen``)."""
+        from scorelake.transforms.analysis import with_calibration
+
         _by("rates", by, ("domain", "signal"))
         with self._reads.connection():
-            return self._reads.query(f"rates_by_{by}", policy_id=self._reads.scoped(policy, run), run_id=run)
+            policy_id = self._reads.scoped(policy, run)
+            found = self._reads.query(f"rates_by_{by}", policy_id=policy_id, run_id=run)
+            if not calibrated:
+                return found
+            if self._reads.policy(policy)["reviews"]:
+                raise InvalidArgument(f"policy '{policy}' takes reviews: its judge_passed is people's where they "
+                                      "reviewed; calibrate the judge's own policy")
+            labels = self._reads.query("calibration_labels", policy_id=policy_id, run_id=run)
+        return with_calibration(found, labels, by)
 
     def judge_errors(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """The scenarios whose LLM judge failed (upstream scored them 0.0), with ``judge_only`` where

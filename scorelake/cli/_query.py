@@ -71,11 +71,32 @@ def _signal_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
     return Grid(["signal", "pass rate", "counted in"], cells, f"{run_id} (policy {policy})", right={"pass rate"})
 
 
+def _calibrated_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    """JUDGE_PASSED as the judge says it and as people's labels correct it."""
+    share = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
+    rows = [r for r in rows if r.get("signal", "judge_passed") == "judge_passed"]
+    cells = [[r.get("domain", "(all)"), pct(r.get("judge_passed_passed", r.get("passed")),
+                                            r.get("judge_passed_total", r.get("total"))),
+              str(r["judge_labels"]), share(r["judge_sensitivity"]), share(r["judge_specificity"]),
+              "" if r["judge_passed_corrected"] is None else
+              f"{share(r['judge_passed_corrected'])} [{share(r['judge_passed_corrected_ci_low'])}, "
+              f"{share(r['judge_passed_corrected_ci_high'])}]"] for r in rows]
+    headers = ["domain", "judge passed", "labels", "sensitivity", "specificity", "corrected [95% CI]"]
+    note = ("corrected: Rogan-Gladen from the judge's sensitivity and specificity against people's labels; "
+            "blank without labels of both kinds")
+    return Grid(headers, cells, f"{run_id} (policy {policy}): JUDGE_PASSED corrected by people", right=set(headers[1:]),
+                note=note)
+
+
 @command
 def rates(
     run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run (its session directory name)")] = None,
     by: Annotated[RatesBy, typer.Option("--by", help="Group by domain or by signal")] = RatesBy.domain,
     policy: PolicyOpt = RECORDED,
+    calibrated: Annotated[bool, typer.Option(
+        "--calibrated", help="JUDGE_PASSED's rate corrected by people's labels of the run (reviews of judge_passed): "
+                             "the judge's sensitivity and specificity against them, the corrected rate and its "
+                             "95% interval")] = False,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
@@ -84,13 +105,14 @@ def rates(
     """Success, task-success and per-signal rates, per domain or per signal (one table per run).
 
     Example: scorelake rates --run eval_20260904_080000 --by signal
+    Example: scorelake rates --run eval_20260904_080000 --calibrated
     """
     wh = scorelake.open(warehouse, as_of)
     with wh.connection():
-        df = wh.rates(by=by.value, run=run, policy=policy)
+        df = wh.rates(by=by.value, run=run, policy=policy, calibrated=calibrated)
         judge_only = _judge_only(wh, run, policy)
     if not emitted(df, fmt, wide):
-        grid = _domain_grid if by is RatesBy.domain else _signal_grid
+        grid = _calibrated_grid if calibrated else _domain_grid if by is RatesBy.domain else _signal_grid
         for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
             if n:
                 print()

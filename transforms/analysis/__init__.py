@@ -1,6 +1,7 @@
 """Run-versus-run and judge-versus-judge comparison and the statistics behind them (exact McNemar,
-Newcombe intervals, Cohen's kappa, Krippendorff's alpha)."""
+Newcombe intervals, Cohen's kappa, Krippendorff's alpha), and a judge's rate corrected by people."""
 
+from scorelake.transforms.analysis._calibration import Corrected, Labels, rogan_gladen, with_calibration
 from scorelake.transforms.analysis._compare import (
     Comparison,
     check_alpha,
@@ -26,5 +27,7 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
 )
 
-__all__ = ["HUMAN", "Comparison", "Sweep", "is_people", "check_alpha", "label", "minimum_detectable_difference", "JudgeComparison", "krippendorff_alpha", "threshold_sweep", "McNemar", "cohen_kappa", "compare", "compare_judges", "delta_text",
-           "mcnemar_exact", "newcombe_interval", "with_change_labels"]
+__all__ = ["HUMAN", "Comparison", "Corrected", "JudgeComparison", "Labels", "McNemar", "Sweep", "check_alpha",
+           "cohen_kappa", "compare", "compare_judges", "delta_text", "is_people", "krippendorff_alpha", "label",
+           "mcnemar_exact", "minimum_detectable_difference", "newcombe_interval", "rogan_gladen", "threshold_sweep",
+           "with_calibration", "with_change_labels"]

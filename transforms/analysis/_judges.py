@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-Z95 = 1.959963984540054
+from scorelake.transforms.analysis._stats import Z95
 
 
 def cohen_kappa(both: int, only_a: int, only_b: int, neither: int) -> tuple[float | None, float | None, float | None]:

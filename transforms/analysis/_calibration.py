@@ -1,0 +1,85 @@
+"""A judge's pass rate corrected by people's labels (Rogan-Gladen), with a 95% interval that carries
+the labels' own uncertainty (the delta method).
+
+The judge's sensitivity (of the scenarios people passed, the share it passed) and specificity (of
+those people failed, the share it failed), measured on the labelled sample, turn its observed pass
+rate ``p`` into an estimate of the rate people would give: ``(p + Sp - 1) / (Se + Sp - 1)``, clipped
+to [0, 1]. Its variance, the three estimates independent: ``(Var p + pi^2 Var Se + (1 - pi)^2 Var Sp)
+/ (Se + Sp - 1)^2``, each a binomial variance. Undefined (None) without labels of both kinds, or
+when the judge does no better than chance (``Se + Sp <= 1``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import polars as pl
+
+from scorelake.transforms.analysis._stats import Z95
+
+
+@dataclass(frozen=True)
+class Labels:
+    """The judge's verdicts against people's on the labelled scenarios."""
+
+    both_pass: int  # people pass, the judge passes
+    judge_fails: int  # people pass, the judge fails
+    both_fail: int  # people fail, the judge fails
+    judge_passes: int  # people fail, the judge passes
+
+    @property
+    def count(self) -> int:
+        return self.both_pass + self.judge_fails + self.both_fail + self.judge_passes
+
+    @property
+    def sensitivity(self) -> float | None:
+        positives = self.both_pass + self.judge_fails
+        return self.both_pass / positives if positives else None
+
+    @property
+    def specificity(self) -> float | None:
+        negatives = self.both_fail + self.judge_passes
+        return self.both_fail / negatives if negatives else None
+
+
+@dataclass(frozen=True)
+class Corrected:
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def rogan_gladen(passed: int, total: int, labels: Labels) -> Corrected:
+    """The corrected pass rate of ``passed`` of ``total`` judge verdicts, given ``labels``."""
+    se, sp = labels.sensitivity, labels.specificity
+    if not total or se is None or sp is None or se + sp <= 1:
+        return Corrected(None, None, None)
+    p, youden = passed / total, se + sp - 1
+    rate = min(1.0, max(0.0, (p + sp - 1) / youden))
+    variance = (p * (1 - p) / total + rate ** 2 * se * (1 - se) / (labels.both_pass + labels.judge_fails)
+                + (1 - rate) ** 2 * sp * (1 - sp) / (labels.both_fail + labels.judge_passes)) / youden ** 2
+    half = Z95 * math.sqrt(variance)
+    return Corrected(rate, max(0.0, rate - half), min(1.0, rate + half))
+
+
+def with_calibration(rates: pl.DataFrame, labels: pl.DataFrame, by: str) -> pl.DataFrame:
+    """``rates`` (``rates_by_domain`` or ``rates_by_signal`` rows) with JUDGE_PASSED's corrected rate
+    beside each row that has one, from each run's ``labels`` (queries/calibration_labels.sql)."""
+    of_run = {r["run_id"]: Labels(r["both_pass"], r["judge_fails"], r["both_fail"], r["judge_passes"])
+              for r in labels.iter_rows(named=True)}
+    passed, total = ("judge_passed_passed", "judge_passed_total") if by == "domain" else ("passed", "total")
+    rows = []
+    for r in rates.iter_rows(named=True):
+        mine = of_run.get(r["run_id"], Labels(0, 0, 0, 0))
+        judged = by == "domain" or r["signal"] == "judge_passed"
+        fixed = rogan_gladen(r[passed] or 0, r[total] or 0, mine) if judged else Corrected(None, None, None)
+        rows.append({"judge_labels": mine.count if judged else None,
+                     "judge_sensitivity": mine.sensitivity if judged else None,
+                     "judge_specificity": mine.specificity if judged else None,
+                     "judge_passed_corrected": fixed.rate, "judge_passed_corrected_ci_low": fixed.ci_low,
+                     "judge_passed_corrected_ci_high": fixed.ci_high})
+    return pl.concat([rates, pl.DataFrame(rows, schema={
+        "judge_labels": pl.Int64, "judge_sensitivity": pl.Float64, "judge_specificity": pl.Float64,
+        "judge_passed_corrected": pl.Float64, "judge_passed_corrected_ci_low": pl.Float64,
+        "judge_passed_corrected_ci_high": pl.Float64})], how="horizontal")
