@@ -193,7 +193,7 @@ def test_an_object_store_that_does_not_answer_is_one_line(sample):
 
 def test_help_version_and_completion(sample, monkeypatch):
     assert runner.invoke(app, ["-h"]).exit_code == 0
-    assert runner.invoke(app, ["rates", "-h"]).output.count("Example: scorelake rates") == 1
+    assert runner.invoke(app, ["rates", "-h"]).output.count("Example: scorelake rates --run eval_20260904_080000 --by") == 1
     assert runner.invoke(app, ["--version"]).output.strip() == f"scorelake {scorelake.__version__}"
     # The shell named, not detected: detection reads the process tree, and a test run in the
     # background (its shell gone) has none, which failed this test now and then. Set before the

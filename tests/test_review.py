@@ -534,3 +534,24 @@ def test_rates_calibrated_by_the_runs_labels(wh):
     wh.rescore("people", reviews=True, prefect=False)
     with pytest.raises(scorelake.InvalidArgument, match="takes reviews"):
         wh.rates(run=BASELINE, policy="people", calibrated=True)
+
+
+def test_a_label_plan_says_how_many_more_labels_and_the_queue_draws_them(wh):
+    from scorelake.transforms.analysis import pairs_for_width
+
+    # a width of 0.2 at agreement 0.8 and chance 0.5: (2 * 1.96)^2 * 0.16 / (0.25 * 0.04) = 245.9 -> 246
+    assert pairs_for_width(0.8, 0.5, 0.2) == 246
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="alice")
+    c = wh.compare_judges("human", "recorded", plan=0.5)
+    p = c.plan
+    assert p.judge == "recorded" and p.guessed and p.labelled == 1
+    assert p.needed == pairs_for_width(0.8, 0.5, 0.5) == 40  # more than the run has: every scenario is asked for
+    strata = p.strata
+    assert int(strata["labelled"].sum()) == 1
+    assert (strata["more"] == strata["scenarios"] - strata["labelled"]).all()
+    queue = wh.review_queue("sample", run=BASELINE, plan=p, seed=3)
+    assert queue.height == p.more and "qa__speed_of_light" not in queue["scenario_name"].to_list()
+    assert queue["reason"].str.starts_with("planned label: ").all()
+    assert wh.review_queue("sample", run=BASELINE, plan=p, seed=3).equals(queue)  # the same for the same seed
+    shown = runner.invoke(app, ["compare-judges", "human", "recorded", "--plan", "0.5", "-w", wh.location])
+    assert shown.exit_code == 0 and "label more" in shown.stdout and "guessed" in shown.stdout

@@ -86,14 +86,16 @@ class Judging:
 
     def compare_judges(self, judge_a: str, judge_b: str, runs: Sequence[str] | None = None,
                        threshold: float | None = None, *, others: Sequence[str] = (),
-                       sweep: bool = False) -> JudgeComparison:
+                       sweep: bool = False, plan: float | None = None) -> JudgeComparison:
         """Judge B against judge A on the scenarios both judged: per domain, agreement on JUDGE_PASSED
         (at ``threshold``, else each run's own) and on each NL assertion, Cohen's kappa with a 95%
         interval, the mean score difference, and every flipped verdict. ``human`` is people's standing
         reviews (the latest per key; ``human:NAME`` one reviewer's): against it, the other judge's
         precision and recall, and with ``sweep`` the agreement of each candidate threshold and the
         best one. With ``others``, Krippendorff's alpha over all (reviewers too: ``human:alice``,
-        ``human:bob``, ``human:carol``)."""
+        ``human:bob``, ``human:carol``). ``plan``: against people, how many more labels, stratified
+        by domain and the judge's verdict, would bring the kappa interval to that width (a
+        ``LabelPlan``; ``review_queue("sample", plan=...)`` draws them)."""
         from scorelake.transforms.analysis import HUMAN, compare_judges, is_people
 
         if threshold is not None and not 0 <= threshold <= 1:
@@ -101,8 +103,10 @@ class Judging:
         judges = [judge_a, judge_b, *others]
         if len(set(judges)) < len(judges):
             raise InvalidArgument(f"each judge once: {', '.join(judges)}")
-        if sweep and not (is_people(judge_a) or is_people(judge_b)):
-            raise InvalidArgument(f"--sweep measures a judge's thresholds against people: compare it with '{HUMAN}'")
+        if plan is not None and not 0 < plan <= 2:
+            raise InvalidArgument(f"--plan: a kappa interval's width, above 0 and at most 2 (got {plan})")
+        if (sweep or plan is not None) and not (is_people(judge_a) or is_people(judge_b)):
+            raise InvalidArgument(f"--sweep and --plan measure a judge against people: compare it with '{HUMAN}'")
         with self._reads.connection():
             reviewers = self._reads.query("reviews", run=None, history=False)["reviewer"].unique()
             known = {*self._reads.query("judges")["judge"], HUMAN, *(f"{HUMAN}:{name}" for name in reviewers)}
@@ -111,4 +115,4 @@ class Judging:
                     raise NotFound(f"no judge named '{name}' (judges: {', '.join(sorted(known))})")
             verdicts = self._reads.query("judge_verdicts", judges=judges, runs=self._reads.runs_known(runs),
                                          threshold=threshold)
-        return compare_judges(judges, verdicts, sweep)
+        return compare_judges(judges, verdicts, sweep, plan)

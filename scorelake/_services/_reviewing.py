@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -13,6 +14,9 @@ from scorelake.storage import sql_text
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.results import ReviewResult
+
+if TYPE_CHECKING:
+    from scorelake.transforms.analysis import LabelPlan
 
 REVIEW_PICKS = ("errors", "disagree", "reviewers", "sample")  # what a review queue picks (review_queue.sql)
 
@@ -79,11 +83,16 @@ class Reviewing:
         return found if history else found.drop("standing")
 
     def review_queue(self, pick: str = "errors", run: str | None = None, policy: str = RECORDED, *,
-                     judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200) -> pl.DataFrame:
+                     judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200,
+                     plan: LabelPlan | None = None) -> pl.DataFrame:
         """What to review next: the scenarios whose judge failed (``errors``), those two stored
-        ``judges`` disagree on (``disagree``), those whose reviewers disagree (``reviewers``), or a random sample of ``per_domain`` per domain, the
-        same for the same ``seed`` (``sample``: two reviewers can split one); of ``run`` or all runs,
-        under ``policy``. Scenarios nobody has reviewed come first (``reviews``: how many they have)."""
+        ``judges`` disagree on (``disagree``), those whose reviewers disagree (``reviewers``), or a
+        random sample of ``per_domain`` per domain, the same for the same ``seed`` (``sample``: two
+        reviewers can split one); of ``run`` or all runs, under ``policy``. Scenarios nobody has
+        reviewed come first (``reviews``: how many they have).
+        ``sample`` with a ``plan`` (``compare_judges(..., plan=WIDTH).plan``) draws the plan's
+        stratified sample instead: per domain and the judge's verdict, as many unlabelled scenarios
+        as it asks for."""
         if pick not in REVIEW_PICKS:
             raise InvalidArgument(f"pick '{pick}': one of {', '.join(REVIEW_PICKS)}")
         if pick == "disagree" and len(judges) != 2:
@@ -94,7 +103,15 @@ class Reviewing:
                 params.update(judge_a=judges[0], judge_b=judges[1])
             if pick == "sample":
                 params.update(seed=int(seed), per_domain=max(int(per_domain), 1))
+            if plan is not None:
+                if pick != "sample":
+                    raise InvalidArgument("a label plan is drawn by the sample pick")
+                wanted = plan.strata.filter(pl.col("more") > 0)
+                params.update(judge_a=plan.judge, domains=wanted["domain"].to_list(),
+                              verdicts=wanted["judge_passed"].to_list(), counts=wanted["more"].to_list())
+                params.pop("per_domain")
             draw = "hash($seed, {0}.run_id, {0}.scenario_name)" if pick == "sample" else "{0}.run_id"
-            parts = {"picks": sql_text("queries", f"review_pick_{pick}.sql"), "draw_p": draw.format("p"),
+            picks = "planned" if plan is not None else pick
+            parts = {"picks": sql_text("queries", f"review_pick_{picks}.sql"), "draw_p": draw.format("p"),
                      "draw_q": draw.format("q")}
             return self._reads.query("review_queue", parts, **params)

@@ -173,6 +173,9 @@ def compare_judges(
         help="JUDGE_PASSED threshold for both [default: each run's --judge-threshold]")] = None,
     sweep: Annotated[bool, typer.Option(
         "--sweep", help="Against human: the agreement and kappa of each candidate threshold, and the best one")] = False,
+    plan: Annotated[Optional[float], typer.Option(
+        help="Against human: how many more labels, by domain and the judge's verdict, would bring the kappa "
+             "interval to this width (e.g. 0.2)")] = None,
     warehouse: WarehouseOpt = None,
     as_of: AsOfOpt = None,
     fmt: FormatOpt = Format.table,
@@ -189,7 +192,7 @@ def compare_judges(
     if len(judges) < 2:
         fail("give two judges or more: A B [C ...]", 2)
     c = scorelake.open(warehouse, as_of).compare_judges(judges[0], judges[1], run, threshold, others=judges[2:],
-                                                        sweep=sweep)
+                                                        sweep=sweep, plan=plan)
     if fmt is Format.json:
         print_json(c.as_json())
         return
@@ -235,6 +238,18 @@ def compare_judges(
                 else "none")
         print(wrapped(f"threshold in use: {used}; best threshold: {best}"
                       + (f" ({c.sweep.note})" if c.sweep.note else "")))
+    if c.plan is not None:
+        p = c.plan
+        rows = [[r["domain"], "passed" if r["judge_passed"] else "failed", str(r["scenarios"]), str(r["labelled"]),
+                 str(r["more"])] for r in p.strata.iter_rows(named=True)]
+        print()
+        show_grid(Grid(["domain", "judge said", "scenarios", "labelled", "label more"], rows,
+                       f"labels for a kappa interval {p.width:g} wide: {p.needed} pairs, {p.labelled} labelled, "
+                       f"{p.more} more (stratified by domain and the judge's verdict)",
+                       right={"scenarios", "labelled", "label more"}))
+        if p.guessed:
+            print(wrapped("planned with a guessed agreement of 0.8 and chance agreement of 0.5: fewer than two "
+                          "labels of each kind so far"))
     if c.alpha is not None:
         rows = [[r["domain"], r["kind"].replace("_", " "), str(r["units"]),
                  "" if r["alpha"] is None else f"{r['alpha']:.3f}"] for r in c.alpha.iter_rows(named=True)]

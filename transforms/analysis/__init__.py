@@ -20,6 +20,7 @@ from scorelake.transforms.analysis._judges import (
     krippendorff_alpha,
     threshold_sweep,
 )
+from scorelake.transforms.analysis._planning import LabelPlan, pairs_for_width, plan_labels
 from scorelake.transforms.analysis._stats import (
     McNemar,
     mcnemar_exact,
@@ -27,7 +28,7 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
 )
 
-__all__ = ["HUMAN", "Comparison", "Corrected", "JudgeComparison", "Labels", "McNemar", "Sweep", "check_alpha",
+__all__ = ["HUMAN", "Comparison", "Corrected", "JudgeComparison", "LabelPlan", "Labels", "McNemar", "Sweep", "check_alpha",
            "cohen_kappa", "compare", "compare_judges", "delta_text", "is_people", "krippendorff_alpha", "label",
-           "mcnemar_exact", "minimum_detectable_difference", "newcombe_interval", "rogan_gladen", "threshold_sweep",
+           "mcnemar_exact", "minimum_detectable_difference", "newcombe_interval", "pairs_for_width", "plan_labels", "rogan_gladen", "threshold_sweep",
            "with_calibration", "with_change_labels"]

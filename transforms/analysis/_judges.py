@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from scorelake.transforms.analysis._planning import LabelPlan, plan_labels
 from scorelake.transforms.analysis._stats import Z95
 
 
@@ -67,13 +68,20 @@ class JudgeComparison:
     flips: pl.DataFrame  # run_id, scenario_name, domain, kind, assertion_index, a, b (passed), score_a, score_b
     sweep: Sweep | None = None  # JUDGE_PASSED at each threshold against people
     alpha: pl.DataFrame | None = None  # domain, kind, judges, units, alpha: over every judge compared
+    plan: LabelPlan | None = None  # the labels that would bring the kappa interval to a width
 
     def as_json(self) -> dict:
         """The comparison as plain data (``--format json``)."""
-        extra = {"sweep": self.sweep.table.to_dicts(), "best_threshold": self.sweep.best,
-                 "thresholds_in_use": self.sweep.in_use, "sweep_note": self.sweep.note} if self.sweep is not None else {}
+        extra = {}
+        if self.sweep is not None:
+            extra.update(sweep=self.sweep.table.to_dicts(), best_threshold=self.sweep.best,
+                         thresholds_in_use=self.sweep.in_use, sweep_note=self.sweep.note)
         if self.alpha is not None:
             extra["alpha"] = self.alpha.to_dicts()
+        if self.plan is not None:
+            extra["plan"] = {"judge": self.plan.judge, "width": self.plan.width, "labelled": self.plan.labelled,
+                             "needed": self.plan.needed, "guessed": self.plan.guessed, "more": self.plan.more,
+                             "strata": self.plan.strata.to_dicts()}
         return {"judge_a": self.judge_a, "judge_b": self.judge_b, "agreement": self.agreement.to_dicts(),
                 "flips": self.flips.to_dicts(), **extra}
 
@@ -157,8 +165,7 @@ def threshold_sweep(pairs: pl.DataFrame, truth: str) -> Sweep:
     table = pl.DataFrame(rows, schema={"threshold": pl.Float64, "pairs": pl.Int64, "agreement": pl.Float64,
                                        "kappa": pl.Float64, "kappa_ci_low": pl.Float64, "kappa_ci_high": pl.Float64,
                                        "passes": pl.Int64})
-    in_use = sorted(set(scored[f"threshold_{judge}"].drop_nulls().to_list())) if f"threshold_{judge}" in scored.columns \
-        else []
+    in_use = sorted(set(scored[f"threshold_{judge}"].drop_nulls().to_list()))
     if table.is_empty():
         return Sweep(table, None, in_use, "no reviewed scores")
     if scored.height < MIN_SWEEP_PAIRS:
@@ -190,7 +197,21 @@ def _alpha(verdicts: pl.DataFrame, judges: list[str]) -> pl.DataFrame:
                                       "alpha": pl.Float64})
 
 
-def compare_judges(judges: list[str], verdicts: pl.DataFrame, sweep: bool = False) -> JudgeComparison:
+def _label_plan(verdicts: pl.DataFrame, pairs: pl.DataFrame, agreement: pl.DataFrame, judge: str, side: str,
+                width: float) -> LabelPlan:
+    """The labels that would bring the kappa of ``judge`` (the pairs' ``side``) against people to ``width``."""
+    whole = agreement.filter((pl.col("domain") == "(all)") & (pl.col("kind") == "judge_passed"))
+    counts = tuple(whole.row(0, named=True)[c] for c in ("both_pass", "only_a", "only_b", "neither")) \
+        if whole.height else (0, 0, 0, 0)
+    population = verdicts.filter((pl.col("judge") == judge) & (pl.col("kind") == "judge_passed")
+                                 & ~pl.col("judge_error").fill_null(False)).select("domain", pl.col("passed")
+                                                                                   .alias("judge_passed"))
+    labelled = pairs.filter(~pl.col(f"error_{side}")).select("domain", pl.col(f"passed_{side}").alias("judge_passed"))
+    return plan_labels(judge, width, counts, population, labelled)
+
+
+def compare_judges(judges: list[str], verdicts: pl.DataFrame, sweep: bool = False,
+                   plan_width: float | None = None) -> JudgeComparison:
     """Judge ``judges[1]`` against ``judges[0]`` on what both judged (``verdicts``:
     queries/judge_verdicts.sql rows); against ``human`` with precision, recall and, with ``sweep``,
     the thresholds; over three judges or more, Krippendorff's alpha over all of them."""
@@ -216,4 +237,7 @@ def compare_judges(judges: list[str], verdicts: pl.DataFrame, sweep: bool = Fals
     flips = pl.concat([verdict, nl]).sort("run_id", "scenario_name", "kind", "assertion_index", nulls_last=False)
     swept = threshold_sweep(pairs, truth) if sweep and truth else None
     alpha = _alpha(verdicts, judges) if len(judges) > 2 else None
-    return JudgeComparison(judge_a, judge_b, agreement, flips, swept, alpha)
+    judge_side = "b" if truth == "a" else "a"
+    plan = (_label_plan(verdicts, pairs, agreement, judges[0 if judge_side == "a" else 1], judge_side, plan_width)
+            if plan_width is not None and truth else None)
+    return JudgeComparison(judge_a, judge_b, agreement, flips, swept, alpha, plan)
