@@ -1,12 +1,13 @@
 """Re-judging at scale: run on demand, not in CI.
 
     .venv/bin/python bench/rejudge.py --calls 10000 --concurrency 64 --delay 0.1
+    .venv/bin/python bench/rejudge.py --calls 10000 --repeat 5     # writes bench/rejudge-repeat-5.json
 
 Builds a synthetic store of ``--calls`` scenarios (bench/synth.py: real upstream files, each with its
 stored judge input), ingests it, starts the scripted judge (tests/judge_server.py) in a process of
 its own answering every request after ``--delay`` seconds, and times ``scorelake rejudge`` as a user
 runs it (the console script, in-process, no Prefect API), with its peak memory. The bound is what
-the concurrency allows: calls x delay / concurrency; the target is 1.3x of it. Memory is flat when
+the concurrency allows: calls x repeats x delay / concurrency; the target is 1.3x of it. Memory is flat when
 the peak at a fifth of the calls is about the peak at all of them. Writes bench/rejudge.json.
 """
 
@@ -27,12 +28,13 @@ SCORELAKE = str(Path(sys.executable).parent / "scorelake")
 TARGET = 1.3
 
 
-def rejudge(warehouse: Path, url: str, judge: str, concurrency: int) -> dict:
+def rejudge(warehouse: Path, url: str, judge: str, concurrency: int, repeat: int) -> dict:
     """One `scorelake rejudge` process: wall time and peak RSS (its own, by wait4)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     started = time.perf_counter()
     process = subprocess.Popen([SCORELAKE, "rejudge", "--judge", judge, "--judge-url", url, "--judge-model", "bench",
-                                "--concurrency", str(concurrency), "-w", str(warehouse)], env=env,
+                                "--concurrency", str(concurrency), "--repeat", str(repeat), "-w", str(warehouse)],
+                               env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
@@ -47,16 +49,18 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--delay", type=float, default=0.1)
+    parser.add_argument("--repeat", type=int, default=1, help="asks per input (rejudge --repeat)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/scorelake-bench-rejudge"))
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "rejudge.json")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    args.out = args.out or REPO / "bench" / ("rejudge.json" if args.repeat == 1 else f"rejudge-repeat-{args.repeat}.json")
     sys.path.insert(0, str(REPO))
     from bench.synth import build_store
 
     args.work.mkdir(parents=True, exist_ok=True)
     small = max(1, args.calls // 5)
     report: dict = {"machine": {"cpus": os.cpu_count()}, "calls": args.calls, "concurrency": args.concurrency,
-                    "server_delay_s": args.delay}
+                    "server_delay_s": args.delay, "repeat": args.repeat}
     stores = {}
     for n in (small, args.calls):
         store, warehouse = args.work / f"store_{n}", args.work / f"warehouse_{n}"
@@ -70,8 +74,8 @@ def main() -> None:
     try:
         url = server.stdout.readline().strip()
         for n, warehouse in stores.items():
-            bound = n * args.delay / args.concurrency
-            run = rejudge(warehouse, url, f"bench-{time.time_ns()}", args.concurrency)
+            bound = n * args.repeat * args.delay / args.concurrency
+            run = rejudge(warehouse, url, f"bench-{time.time_ns()}", args.concurrency, args.repeat)
             report[f"rejudge_{n}"] = {**run, "bound_seconds": bound, "vs_bound": run["seconds"] / bound}
             print(json.dumps({n: report[f"rejudge_{n}"]}), flush=True)
     finally:

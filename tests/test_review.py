@@ -107,7 +107,9 @@ def test_reviewers_are_compared_like_judges_and_their_disagreements_queued(wh):
     assert (row["pairs"], row["both_pass"], row["only_a"], row["only_b"], row["neither"]) == (4, 2, 1, 0, 1)
     units = [[True, True, False], [True, False, True], [False, False, False], [True, True, True]]
     alpha = c.alpha.filter((pl.col("domain") == "(all)") & (pl.col("kind") == "judge_passed"))["alpha"][0]
-    assert alpha == pytest.approx(krippendorff_alpha(units))
+    # by hand: coincidences o_TT 5, o_TF = o_FT 2, o_FF 3 (n 12, n_T 7, n_F 5); D_o = 4/12,
+    # D_e = 2 * 7 * 5 / (12 * 11); alpha = 1 - D_o / D_e = 13/35
+    assert alpha == pytest.approx(13 / 35) == krippendorff_alpha(units)
     queue = wh.review_queue("reviewers", run=BASELINE)
     assert sorted(queue["scenario_name"]) == ["qa__moon_landing", "qa__speed_of_light"]
     assert set(queue["reason"]) == {"reviewers disagree on judge_passed"}
