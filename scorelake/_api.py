@@ -123,6 +123,7 @@ class Warehouse:
     import_reviews = _handed("reviewing", Reviewing.import_reviews)
     reviews = _handed("reviewing", Reviewing.reviews)
     review_queue = _handed("reviewing", Reviewing.review_queue)
+    review_progress = _handed("reviewing", Reviewing.review_progress)
     # maintenance
     log = _handed("maintenance", Maintenance.log)
     versions = _handed("maintenance", Maintenance.versions)

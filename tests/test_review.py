@@ -557,3 +557,21 @@ def test_a_label_plan_says_how_many_more_labels_and_the_queue_draws_them(wh):
     assert wh.review_queue("sample", run=BASELINE, plan=p, seed=3).equals(queue)  # the same for the same seed
     shown = runner.invoke(app, ["compare-judges", "human", "recorded", "--plan", "0.5", "-w", wh.location])
     assert shown.exit_code == 0 and "label more" in shown.stdout and "guessed" in shown.stdout
+
+
+def test_the_queue_is_in_the_navigation_and_a_missing_token_gets_a_page_that_says_how(wh):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="alice")
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "fail", reviewer="bob")
+    client = TestClient(make_app(wh, token="t", review=True))
+    refused = client.get("/")
+    assert refused.status_code == 401 and "A token is needed" in refused.text and "?token=" in refused.text
+    client.cookies.set("scorelake_reviewer", "alice")
+    page = client.get("/?token=t").text
+    assert 'id="nav-review"' in page and "1 reviewed by alice" in page and "1 where reviewers disagree" in page
+    queue = client.get("/review?token=t").text
+    assert 'id="progress"' in queue and "<td>alice</td><td class=num>1</td>" in queue
+    assert 'id="nav-review"' not in TestClient(make_app(wh)).get("/").text  # read-only: no queue

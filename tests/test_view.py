@@ -207,3 +207,49 @@ def test_search_the_marks_the_diff_and_the_timeline_in_chromium(site, browser):
     assert kinds[:first_call] == ["turn", "turn"] and kinds[first_call + 1] == "turn"  # after the user's request
     assert "modify_user_address" in moments[first_call].text and "arguments" in moments[first_call].text
     assert kinds[-1] == "checks"
+
+
+LONG = "a_task_whose_id_runs_on_and_on_" * 6  # 186 characters with no space to break at
+WIDE_RUN = "tau2_results_of_a_system_under_a_name_long_enough_to_push_every_column_past_the_edge"
+
+
+@pytest.fixture(scope="module")
+def long_names(tmp_path_factory) -> Path:
+    """The baseline session beside a tau2 run whose run, domain and task names are as long as tau2's
+    longest, reviewed so that the review queue has rows."""
+    root = tmp_path_factory.mktemp("long")
+    shutil.copytree(CONFORMANCE / BASELINE, root / "runs" / BASELINE)
+    doc = hostile.tau2_document(domain="customer_service_and_billing_and_account_recovery_" * 2)
+    doc["simulations"][0]["task_id"] = doc["tasks"][0]["id"] = LONG
+    (root / "runs" / f"{WIDE_RUN}.json").write_text(json.dumps(doc))
+    wh = scorelake.open(root / "wh")
+    wh.ingest(root / "runs")
+    name = wh.scenarios(run=WIDE_RUN)["scenario_name"][0]
+    wh.review(WIDE_RUN, name, "is_successful", "fail", reviewer="alice")
+    wh.review(WIDE_RUN, name, "is_successful", "pass", reviewer="bob")
+    return root / "wh"
+
+
+def test_every_page_fits_the_window_at_1280_and_800_pixels(long_names, browser, tmp_path):
+    """No page scrolls sideways: long names wrap, wide tables scroll inside their own box."""
+    server, url = serve(long_names, "--review", "--token", "t")
+    try:
+        wh = scorelake.open(long_names)
+        scenario = wh.scenarios(run=WIDE_RUN)["scenario_name"][0]
+        pages = ["/", f"/runs/{BASELINE}", f"/runs/{WIDE_RUN}", f"/runs/{BASELINE}/latency", f"/runs/{WIDE_RUN}/flaky",
+                 f"/runs/{BASELINE}/voice", f"/runs/{BASELINE}/scenarios/customer_service__order_delay",
+                 f"/runs/{WIDE_RUN}/scenarios/{scenario}", f"/compare?a={BASELINE}&b={WIDE_RUN}",
+                 "/search?q=done", "/review", "/review?pick=reviewers", "/review?pick=sample"]
+        for width in (1280, 800):
+            browser.set_window_size(width, 1000)
+            for path in pages:
+                browser.get(f"{url}{path}{'&' if '?' in path else '?'}token=t")
+                overflow = browser.execute_script(
+                    "return [document.scrollingElement.scrollWidth, window.innerWidth]")
+                shot = tmp_path / f"{width}-{len(path)}.png"
+                browser.save_screenshot(str(shot))
+                assert overflow[0] <= overflow[1], f"{path} at {width} px: {overflow[0]} px wide ({shot})"
+    finally:
+        browser.set_window_size(1280, 1000)
+        server.terminate()
+        server.wait(timeout=30)

@@ -82,6 +82,11 @@ class Reviewing:
             found = self._reads.query("reviews", run=run, history=history)
         return found if history else found.drop("standing")
 
+    def review_progress(self) -> pl.DataFrame:
+        """Per reviewer, the scenarios they have a standing verdict on and their verdicts; first a row
+        ``(all)`` with the scenarios anyone reviewed and those whose reviewers disagree."""
+        return self._reads.query("review_progress")
+
     def review_queue(self, pick: str = "errors", run: str | None = None, policy: str = RECORDED, *,
                      judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200,
                      plan: LabelPlan | None = None) -> pl.DataFrame:

@@ -12,6 +12,7 @@ import threading
 from ipaddress import ip_address
 from urllib.parse import parse_qs, quote, unquote, urlencode
 
+import polars as pl
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -79,20 +80,29 @@ class Viewer:
         checked, a missing thing a 404, a bad request a 400."""
         def endpoint(request: Request) -> Response:
             if not self.admitted(request):
-                return PlainTextResponse("a token is required (?token=... or Authorization: Bearer ...)", 401)
+                return HTMLResponse(pages.token_page(self.review), 401)
             policy = request.query_params.get("policy") or self.default_policy
             try:
                 with self.lock, self.wh.connection():
                     policies = self.wh.policies()["name"].to_list()
                     body = render(request, policy)
+                    nav = self._review_nav(request, policy) if self.review else None
             except NotFound as exc:
                 return PlainTextResponse(str(exc), 404)
             except ScorelakeError as exc:
                 return PlainTextResponse(str(exc), 400)
             title = request.url.path.rstrip("/").rsplit("/", 1)[-1] or "runs"
-            return HTMLResponse(pages.page(title, body, policy, policies, self.token))
+            return HTMLResponse(pages.page(title, body, policy, policies, self.token, nav))
 
         return endpoint
+
+    def _review_nav(self, request: Request, policy: str) -> pages.ReviewNav:
+        reviewer = unquote(request.cookies.get(REVIEWER_COOKIE, ""))
+        progress = {r["reviewer"]: r for r in self.wh.review_progress().iter_rows(named=True)}
+        queue = self.wh.review_queue("errors", policy=policy)
+        return pages.ReviewNav(queue.filter(pl.col("reviews") == 0).height,
+                               (progress.get("(all)") or {}).get("disagreeing") or 0, reviewer,
+                               (progress.get(reviewer) or {}).get("scenarios") or 0)
 
     # ---- pages: (request, policy) -> the page's body ------------------------------------------------
     def runs(self, request: Request, policy: str) -> str:
@@ -155,7 +165,7 @@ class Viewer:
     def queue(self, request: Request, policy: str) -> str:
         params = _queue_params(request)
         return pages.queue_page(self._queue_of(params, policy), params, self.wh.runs()["run_id"].to_list(), policy,
-                                self.token)
+                                self.token, self.wh.review_progress())
 
     def _queue_of(self, params: dict, policy: str):
         judges = [params["a"], params["b"]] if params["pick"] == "disagree" else []
@@ -166,7 +176,7 @@ class Viewer:
     def next_in_queue(self, request: Request) -> Response:
         """The first scenario of the queue nobody has reviewed (other than the one skipped)."""
         if not self.admitted(request):
-            return PlainTextResponse("a token is required", 401)
+            return HTMLResponse(pages.token_page(self.review), 401)
         policy = request.query_params.get("policy") or self.default_policy
         params = _queue_params(request)
         skipped = request.query_params.get("skip")

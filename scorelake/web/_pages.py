@@ -6,6 +6,7 @@ Pure functions of DataFrames and dicts; every value from run data is escaped."""
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 import polars as pl
@@ -17,8 +18,13 @@ from scorelake.transforms.results import StandingReview
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem 2rem; color: #1d2330; }
+@media (max-width: 900px) { body { margin: 1rem .8rem; } }
 nav { margin-bottom: 1rem; } nav a { margin-right: 1rem; }
-table { border-collapse: collapse; margin: .5rem 0 1.5rem; } td, th { padding: .2rem .6rem; border-bottom: 1px solid #dde; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; margin: .5rem 0 1.5rem; display: block; max-width: 100%; overflow-x: auto; }
+td, th { padding: .2rem .6rem; border-bottom: 1px solid #dde; text-align: left; vertical-align: top; }
+td, h1, h2, p, li, code, summary { overflow-wrap: anywhere; } th { white-space: nowrap; }
+td:first-child { min-width: 10rem; } select, input { max-width: 100%; } select { max-width: 22rem; }
+svg { max-width: 100%; height: auto; }
 th { background: #f3f4f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.failed td:nth-child(2) { color: #b3261e; } tr.passed td:nth-child(2) { color: #1b7a36; }
 .mark { font-size: 11px; padding: 0 .3rem; border-radius: 3px; background: #fff3cd; color: #7a5b00; white-space: nowrap; }
@@ -26,10 +32,11 @@ tr.failed td:nth-child(2) { color: #b3261e; } tr.passed td:nth-child(2) { color:
 pre { white-space: pre-wrap; word-break: break-word; margin: .2rem 0; background: #f6f7f9; padding: .3rem; }
 ol.transcript li { margin: .25rem 0; } li.turn.agent b { color: #2b55b0; } .latency { color: #777; font-size: 12px; }
 form.filters { margin: .5rem 0 1rem; } form.filters > * { margin-right: .6rem; }
-#scenarios td:first-child, h1 { overflow-wrap: anywhere; } #scenarios td:first-child { max-width: 36rem; }
+#scenarios td:first-child { max-width: 36rem; }
 li.call { list-style: "⚙ "; background: #f6f7f9; padding: .2rem .4rem; } li.checks { list-style: "✓ "; color: #555; }
 .label { font-size: 11px; color: #777; margin-top: .2rem; } table.action-keys pre { margin: 0; }
 tr.missing td, tr.differs td { background: #fdecea; } div.action { margin-bottom: 1rem; }
+nav .counts { color: #555; font-size: 12px; margin-right: 1rem; } nav .counts a { margin: 0; }
 form.review-form { margin: 0; } form.review-form button { margin-left: .3rem; } tr.reviewed { color: #777; }
 """
 
@@ -54,16 +61,50 @@ def scenario_link(run: str, scenario: str, policy: str, token: str | None, **que
     return link(f"/runs/{segment(run)}/scenarios/{segment(scenario)}", policy=policy, token=token, **query)
 
 
-def page(title: str, body: str, policy: str, policies: list[str], token: str | None = None) -> str:
-    """A whole page: the navigation, a policy switcher (keeps the page, changes ``policy``), the body."""
+def page(title: str, body: str, policy: str, policies: list[str], token: str | None = None,
+         review: ReviewNav | None = None) -> str:
+    """A whole page: the navigation (with the review queue and its counts when the viewer takes
+    reviews), a policy switcher (keeps the page, changes ``policy``), the body."""
     options = "".join(f'<option value="{esc(p)}"{" selected" if p == policy else ""}>{esc(p)}</option>'
                       for p in policies)
     hidden = f'<input type="hidden" name="token" value="{esc(token)}">' if token else ""
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)} · scorelake</title>'
+    queue = ""
+    if review is not None:
+        queue = (f'<a id="nav-review" href="{link("/review", policy=policy, token=token)}">review queue</a>'
+                 f'<span class="counts">{review.to_review} to review · '
+                 + (f"{review.mine} reviewed by {esc(review.reviewer)} · " if review.reviewer else "")
+                 + f'<a href="{link("/review", pick="reviewers", policy=policy, token=token)}">'
+                 f"{review.disagreeing} where reviewers disagree</a></span>")
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<title>{esc(title)} · scorelake</title>'
             f'<style>{STYLE}</style></head><body><nav><a href="{link("/", policy=policy, token=token)}">runs</a>'
-            f'<form class="policy" method="get" style="display:inline">{hidden}<label>policy '
+            f'{queue}<form class="policy" method="get" style="display:inline">{hidden}<label>policy '
             f'<select name="policy" onchange="this.form.submit()">{options}</select></label></form></nav>'
             f"{body}</body></html>")
+
+
+@dataclass(frozen=True)
+class ReviewNav:
+    """What the navigation says of the review work under ``--review``."""
+
+    to_review: int  # scenarios of the default queue nobody reviewed
+    disagreeing: int  # scenarios whose reviewers disagree
+    reviewer: str  # the reviewer this browser last saved as ("" before a first review)
+    mine: int  # scenarios they reviewed
+
+
+def token_page(review: bool) -> str:
+    """What a request without the token gets: what a token is and where it comes from."""
+    why = ("this viewer takes reviews (<code>scorelake view --review</code>), so every address needs it"
+           if review else "this viewer is served off the loopback address, so every address needs it")
+    return ('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>token needed · scorelake</title>'
+            f'<style>{STYLE}</style></head><body><h1>A token is needed</h1><p>{why}.</p>'
+            "<p>Open the address <code>scorelake view</code> printed when it started: it ends in "
+            "<code>?token=…</code>. Or ask whoever started the viewer for the token and add "
+            "<code>?token=TOKEN</code> to this address (a script sends <code>Authorization: Bearer TOKEN</code>).</p>"
+            "<p>To choose the token yourself, start it with <code>scorelake view --review --token TOKEN</code>.</p>"
+            "</body></html>")
 
 
 def _pct(passed: int | None, total: int | None) -> str:
@@ -178,20 +219,28 @@ def _ms(value: float | None) -> str:
 
 
 def _histogram_svg(histogram: pl.DataFrame) -> str:
-    """Bars of exchanges per latency bin, the open last bin marked; drawn on the server (no script)."""
+    """Bars of exchanges per latency bin, the open last bin marked, a y-axis of exchanges; drawn on
+    the server (no script). The labels stay inside the drawing: the last one ends at its right edge."""
     tallest = max(histogram["exchanges"].max() or 1, 1)
-    width, height, bar = 640, 160, 640 / histogram.height
+    left, width, height = 44, 640, 160
+    bar = (width - left) / histogram.height
     parts = [f'<svg id="latency-histogram" width="{width}" height="{height + 34}" role="img" '
-             f'viewBox="0 0 {width} {height + 34}"><line x1="0" y1="{height}" x2="{width}" y2="{height}" stroke="#999"/>']
+             f'viewBox="0 0 {width} {height + 34}"><line x1="{left}" y1="{height}" x2="{width}" y2="{height}" '
+             f'stroke="#999"/><line x1="{left}" y1="12" x2="{left}" y2="{height}" stroke="#999"/>'
+             f'<text x="{left - 4}" y="{height}" font-size="10" fill="#555" text-anchor="end">0</text>'
+             f'<text x="{left - 4}" y="16" font-size="10" fill="#555" text-anchor="end">{tallest:,}</text>'
+             f'<text x="2" y="{height // 2}" font-size="10" fill="#555">exch.</text>']
     for i, r in enumerate(histogram.iter_rows(named=True)):
         h = r["exchanges"] / tallest * (height - 12)
         span = f"≥ {_ms(r['low_ms'])} ms" if r["high_ms"] is None else f"{_ms(r['low_ms'])}–{_ms(r['high_ms'])} ms"
-        parts.append(f'<rect class="bin" x="{i * bar + 1:.1f}" y="{height - h:.1f}" width="{bar - 2:.1f}" '
+        parts.append(f'<rect class="bin" x="{left + i * bar + 1:.1f}" y="{height - h:.1f}" width="{bar - 2:.1f}" '
                      f'height="{h:.1f}" fill="{"#b3261e" if r["high_ms"] is None else "#4a7bd0"}" '
                      f'data-exchanges="{r["exchanges"]}"><title>{esc(span)}: {r["exchanges"]} exchanges</title></rect>')
-    for i in (0, histogram.height // 2, histogram.height - 1):
+    last = histogram.height - 1
+    for i, anchor in {0: "start", histogram.height // 2: "middle", last: "end"}.items():
         r = histogram.row(i, named=True)
-        parts.append(f'<text x="{i * bar + 2:.1f}" y="{height + 14}" font-size="10" fill="#555">'
+        x = width - 2 if i == last else left + i * bar + (bar / 2 if anchor == "middle" else 2)
+        parts.append(f'<text x="{x:.1f}" y="{height + 14}" font-size="10" fill="#555" text-anchor="{anchor}">'
                      f'{"≥ " if r["high_ms"] is None else ""}{_ms(r["low_ms"])} ms</text>')
     return "".join(parts) + "</svg>"
 
@@ -367,8 +416,10 @@ def review_section(rows: list[dict], standing: list[StandingReview], run: str, s
     return "".join(parts)
 
 
-def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, token: str) -> str:
-    """What to review next, with the choices that make the queue (what to pick, a run, a seed)."""
+def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, token: str,
+               progress: pl.DataFrame) -> str:
+    """What to review next, with the choices that make the queue (what to pick, a run, a seed), and
+    each reviewer's progress."""
     picks = "".join(f'<option value="{p}"{" selected" if p == params["pick"] else ""}>{label}</option>'
                     for p, label in (("errors", "judge errors"), ("disagree", "two judges disagree"),
                                      ("reviewers", "reviewers disagree"), ("sample", "a random sample per domain")))
@@ -393,9 +444,14 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
         body.append(f'<tr class="{state}"><td><a href="{href}">{esc(r["scenario_name"])}</a></td>'
                     f'<td>{esc(r["run_id"])}</td><td>{esc(r["domain"])}</td><td>{esc(r["reason"])}</td>'
                     f'<td class=num>{r["reviews"]}</td></tr>')
+    people = "".join(f'<tr><td>{esc(r["reviewer"])}</td><td class=num>{r["scenarios"]}</td>'
+                     f'<td class=num>{r["verdicts"]}</td></tr>' for r in progress.iter_rows(named=True)
+                     if r["reviewer"] != "(all)")
     return (f"<h1>Review queue</h1>{form}<p id=\"left\">{left} of {queue.height} not reviewed yet</p>{start}"
             '<table id="queue"><tr><th>scenario</th><th>run</th><th>domain</th><th>why</th><th>reviews</th></tr>'
-            f"{''.join(body)}</table>")
+            f"{''.join(body)}</table>"
+            + ('<h2>Progress per reviewer</h2><table id="progress"><tr><th>reviewer</th><th>scenarios</th>'
+               f"<th>verdicts</th></tr>{people}</table>" if people else ""))
 
 
 QUEUE_KEYS = ("pick", "run", "a", "b", "seed", "per_domain")
