@@ -32,6 +32,7 @@ from scorelake.transforms.results import (
     GateResult,
     IngestResult,
     ItemVerdict,
+    JudgeInput,
     Judgement,
     Refusal,
     Regrouped,
@@ -56,7 +57,7 @@ def __getattr__(name: str) -> Any:
         return getattr(_api, name)
     raise AttributeError(f"module 'scorelake' has no attribute {name!r}")
 
-__all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "ItemVerdict", "JudgeRefused",
+__all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "ItemVerdict", "JudgeInput", "JudgeRefused",
            "JudgeUnavailable", "Judgement", "NotFound", "NothingFound", "Refusal", "Regrouped", "RejudgeResult",
            "RescoreResult", "ReviewResult", "ScorelakeError", "SessionReport", "StandingReview", "ToolCall", "Turn",
            "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

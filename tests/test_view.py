@@ -253,3 +253,36 @@ def test_every_page_fits_the_window_at_1280_and_800_pixels(long_names, browser, 
         browser.set_window_size(1280, 1000)
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_from_the_queue_to_a_saved_review_and_the_next_by_keyboard(long_names, browser):
+    """The review panel beside the evidence: `a` agrees with the outcome, saves and opens the next
+    scenario of the queue, which says what was saved; `n` skips to the next."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server, url = serve(long_names, "--review", "--token", "t")
+    try:
+        browser.get(f"{url}/review?token=t&pick=errors")
+        browser.find_element(By.ID, "start").click()
+        WebDriverWait(browser, 30).until(lambda b: "/scenarios/" in b.current_url)
+        first = browser.current_url
+        panel = browser.find_element(By.CSS_SELECTOR, "aside.review-panel")
+        assert panel.find_element(By.ID, "review-is_successful-") and "keys:" in panel.text
+        reviewer = panel.find_element(By.CSS_SELECTOR, "#review-is_successful- input[name=reviewer]")
+        reviewer.clear()
+        reviewer.send_keys("carol")
+        browser.find_element(By.TAG_NAME, "body").send_keys("a")
+        WebDriverWait(browser, 30).until(lambda b: b.current_url != first and "/scenarios/" in b.current_url)
+        assert "Saved: your verdict" in browser.find_element(By.ID, "saved").text
+        assert "carol" in scorelake.open(long_names).reviews()["reviewer"].to_list()
+        second = browser.current_url
+        browser.find_element(By.TAG_NAME, "body").send_keys("n")
+        WebDriverWait(browser, 30).until(lambda b: b.current_url != second)
+        browser.find_element(By.TAG_NAME, "body").send_keys("/")
+        assert browser.switch_to.active_element.get_attribute("name") in ("q", "note")
+        browser.switch_to.active_element.send_keys(Keys.ESCAPE)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -164,3 +165,23 @@ def test_rates_marks_the_signals_that_gate_each_domain(wh):
     assert qa.count("*") == 2  # judge passed and clean exit: qa's whitelist; action match is not
     rows = wh.rates(run=BASELINE)
     assert sorted(rows.filter(rows["domain"] == "qa")["gating_signals"][0]) == ["clean_exit", "judge_passed"]
+
+
+def test_show_gives_the_final_answer_always_and_the_judges_input_and_reply(wh):
+    matched = wh.scenarios(run=BASELINE).filter(pl.col("is_action_match").fill_null(False))["scenario_name"][0]
+    text = text_of(wh, BASELINE, matched)
+    assert "the agent's final answer: " in text  # though ACTION_MATCH matched: it is what the judge graded
+    e = explain(wh.evidence(BASELINE, matched))
+    assert e.final_answer and e.judge_input is not None and e.judge_input.user_content
+    assert "what the judge was asked" in text and "the judge's reply" in text
+    from scorelake.html import explain_html
+
+    page = explain_html(e)
+    assert '<details class="judge-input">' in page and '<details class="judge-reply">' in page
+
+
+def test_search_finds_the_text_of_an_nl_assertion(wh):
+    label = wh.verdicts(run=BASELINE, kind="nl_assertion")["label"][0]
+    phrase = " ".join(label.split()[:4])  # "Agent should tell the"
+    found = wh.search(phrase, run=BASELINE)
+    assert "NL assertion 1" in found.filter(pl.col("scenario_name") == "tau2_retail__21")["place"].to_list()

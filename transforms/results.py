@@ -187,6 +187,15 @@ class Judgement:
 
 
 @dataclass(frozen=True)
+class JudgeInput:
+    """What a scenario's judge was asked (judge_result.json's judge_input)."""
+
+    system_prompt: str | None
+    user_content: str | None
+    nl_assertions: list[str] | None
+
+
+@dataclass(frozen=True)
 class StandingReview:
     """A person's verdict that stands on a signal, an item of it (``assertion``) or the outcome."""
 
@@ -216,9 +225,11 @@ class Evidence:
     turns: list[Turn]  # the conversation
     tool_calls: list[ToolCall]  # agent then user side, each in order
     reviews: list[StandingReview]  # people's standing verdicts on its signals, items and outcome
+    judge_input: JudgeInput | None = None  # what its judge was asked (None: no judge input stored)
 
     def as_dict(self) -> dict:
         return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
                 "verdicts": [asdict(v) for v in self.verdicts], "judge": self.judge and asdict(self.judge),
                 "turns": [asdict(t) for t in self.turns], "tool_calls": [asdict(c) for c in self.tool_calls],
-                "reviews": [asdict(r) for r in self.reviews]}
+                "reviews": [asdict(r) for r in self.reviews],
+                "judge_input": self.judge_input and asdict(self.judge_input)}

@@ -11,7 +11,16 @@ from scorelake._services._reads import Reads
 from scorelake.storage import fetch
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
-from scorelake.transforms.results import Evidence, ItemVerdict, Judgement, StandingReview, ToolCall, Turn, records
+from scorelake.transforms.results import (
+    Evidence,
+    ItemVerdict,
+    JudgeInput,
+    Judgement,
+    StandingReview,
+    ToolCall,
+    Turn,
+    records,
+)
 
 # What ``sql`` runs: one statement that reads (DuckDB parses DESCRIBE, SHOW, SUMMARIZE as SELECT).
 READ_STATEMENTS = {"SELECT", "EXPLAIN"}
@@ -127,4 +136,6 @@ class Reading:
                             judge[0] if judge else None,
                             records(Turn, query("scenario_turns", run_id=run, scenario=scenario)),
                             records(ToolCall, query("scenario_tool_calls", run_id=run, scenario=scenario)),
-                            records(StandingReview, query("scenario_reviews", run_id=run, scenario=scenario)))
+                            records(StandingReview, query("scenario_reviews", run_id=run, scenario=scenario)),
+                            next(iter(records(JudgeInput, query("scenario_judge_input", run_id=run,
+                                                                scenario=scenario))), None))

@@ -14,14 +14,18 @@ from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
 
+ALL = " (--format json for all)"
+
 
 def _mdd(value: float | None) -> str:
     return "" if value is None else f"{value * 100:.1f} pts"
 
 
 def _show(c, policy: str) -> None:
-    """A comparison as people read it: the table, the flips, what was not compared and why."""
+    """A comparison as people read it: the table, the flips, what was not compared and why (each
+    list cut at its first 20 names)."""
     from scorelake.transforms.analysis import delta_text
+    from scorelake.transforms.pipeline import listed
 
     headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI", "change", "p", "detectable"]
     cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
@@ -31,18 +35,19 @@ def _show(c, policy: str) -> None:
     what = "like with like" if c.like_with_like else "every scenario (--all)"
     show_grid(Grid(headers, cells, f"A {c.run_a} -> B {c.run_b} (composite success, policy {policy}, {what})",
               right=set(headers[1:7]) | {"p", "detectable"}))
-    print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {', '.join(c.fixed) or 'none'}"))
-    print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {', '.join(c.broken) or 'none'}"))
+    print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {listed(c.fixed, more=ALL) or 'none'}"))
+    print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {listed(c.broken, more=ALL) or 'none'}"))
     print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
                   f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g} (alpha {c.alpha:g}; a change is "
                   "'regressed' or 'improved' only beyond the noise; 'detectable': the smallest difference "
                   "these pairs find with power 0.8)"))
     for words, names in (("only in A", c.only_a), ("only in B", c.only_b)):
         if names:
-            err().print(wrapped(f"not compared, {words} ({len(names)}): {', '.join(names)}"), highlight=False)
+            err().print(wrapped(f"not compared, {words} ({len(names)}): {listed(names, more=ALL)}"),
+                        highlight=False)
     if c.changed_definitions:
-        changes = ", ".join(f"{d['scenario_name']} ({', '.join(d['changed']) or 'definition'})"
-                            for d in c.changed_definitions)
+        changes = listed([f"{d['scenario_name']} ({', '.join(d['changed']) or 'definition'})"
+                          for d in c.changed_definitions], more=ALL)
         err().print(wrapped(f"not compared, definition changed ({len(c.changed_definitions)}): {changes}"
                             + ("" if c.like_with_like else " [counted under --all]")), highlight=False)
     for change in c.lineage_changes:
@@ -135,7 +140,7 @@ def gate(
     from scorelake.transforms.pipeline import regression_text
 
     for r in result.regressions:
-        err().print(wrapped(f"[red]regressed[/] {regression_text(r, result.broken.get(r['domain'], []))}"),
+        err().print(wrapped(f"[red]regressed[/] {regression_text(r, result.broken.get(r['domain'], []), ALL)}"),
                     highlight=False)
     err().print("gate: " + ("passed" if result.passed else f"failed ({len(result.regressions)} regressions)"),
                 highlight=False)

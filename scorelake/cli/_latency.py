@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 import scorelake
-from scorelake.cli._app import cell, command, emitted, fail, ms
+from scorelake.cli._app import cell, command, emitted, err, fail, ms
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, RunsOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
@@ -142,10 +142,17 @@ def cost(
         if not sep:
             fail(f"--price expects SIDE=IN,OUT (prices per million tokens), got '{item}'", 2)
     found = scorelake.open(warehouse, as_of).cost(prices, run)
+    # a side priced whose tokens the runs do not record costs nothing known: said, not left out silently
+    for side in prices:
+        if found.is_empty() or found[f"{side}_cost"].is_null().all():
+            err().print(f"{side}: priced, but the runs record no {side} tokens"
+                        + (" (only the judges scorelake rejudge asks record theirs)" if side == "judge" else ""),
+                        highlight=False)
     if emitted(found, fmt, wide):
         return
     money = lambda v: "" if v is None else f"{v:.4f}"  # noqa: E731
     cells = [[r["run_id"], r["domain"], str(r["scenarios"]), money(r["agent_cost"]), money(r["user_cost"]),
               money(r["judge_cost"])] for r in found.iter_rows(named=True)]
-    show_grid(Grid(["run", "domain", "scenarios", "agent", "user", "judge"], cells, "cost",
-                   right={"scenarios", "agent", "user", "judge"}).without_empty_columns())
+    headers = ["run", "domain", "scenarios", "agent cost", "user cost", "judge cost"]
+    show_grid(Grid(headers, cells, "cost, in the currency of the prices (given per million tokens)",
+                   right=set(headers[2:])).without_empty_columns())

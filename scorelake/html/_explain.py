@@ -4,6 +4,7 @@ scenario pages): every value from run data escaped."""
 from __future__ import annotations
 
 import html
+import json
 
 from scorelake.transforms.render import Explanation, PlacedCall, mark
 from scorelake.transforms.results import Turn
@@ -53,4 +54,13 @@ def explain_html(e: Explanation) -> str:
         else:
             parts.append(f'<li class="checks"><b>checks</b>: {esc(moment.text)}</li>')
     parts.append("</ol>")
+    if e.judge_reply is not None:
+        reply = json.dumps(e.judge_reply, ensure_ascii=False, indent=2)
+        parts.append(f'<details class="judge-reply"><summary>The judge\'s reply</summary><pre>{esc(reply)}</pre>'
+                     "</details>")
+    if e.judge_input is not None:
+        asked = e.judge_input
+        parts.append('<details class="judge-input"><summary>What the judge was asked</summary>'
+                     f'<div class="label">system prompt</div><pre>{esc(asked.system_prompt)}</pre>'
+                     f'<div class="label">user content</div><pre>{esc(asked.user_content)}</pre></details>')
     return "\n".join(parts)

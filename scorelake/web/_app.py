@@ -151,7 +151,8 @@ class Viewer:
                                          unquote(request.cookies.get(REVIEWER_COOKIE, "")),
                                          request.query_params.get("queue"))
         return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, self.token,
-                                   voice_section(self.wh.voice_of(run_id, name)) + forms)
+                                   voice_section(self.wh.voice_of(run_id, name)), forms,
+                                   request.query_params.get("saved"))
 
     def compare(self, request: Request, policy: str) -> str:
         a, b = request.query_params.get("a"), request.query_params.get("b")
@@ -188,11 +189,13 @@ class Viewer:
         left = [r for r in found.iter_rows(named=True) if not r["reviews"]
                 and f"{r['run_id']}/{r['scenario_name']}" != skipped]
         query = pages.queue_query(params, policy, self.token)
+        saved = request.query_params.get("saved")  # what the review before this step saved, said on the next page
         if not left:
             return RedirectResponse(f"/review?{query}", 303)
         r = left[0]
         return RedirectResponse(f"/runs/{pages.segment(r['run_id'])}/scenarios/{pages.segment(r['scenario_name'])}?"
-                                + urlencode({"policy": policy, "token": self.token, "queue": query}), 303)
+                                + urlencode({"policy": policy, "token": self.token, "queue": query,
+                                             **({"saved": saved} if saved else {})}), 303)
 
     async def record(self, request: Request) -> Response:
         """A review from one of the app's own pages: stored, then back to the page (or on to the next).
@@ -233,11 +236,12 @@ class Viewer:
         except ScorelakeError as exc:
             return PlainTextResponse(f"not saved: {exc}", 400)
         queue_query = form.get("queue") or ""
+        saved = f"{form.get('signal', '')}{f' #{assertion}' if assertion is not None else ''}:{form.get('verdict')}"
         if form.get("onward") and queue_query:
-            target = f"/review/next?{queue_query}"
+            target = f"/review/next?{queue_query}&{urlencode({'saved': saved})}"
         else:
             target = (f"/runs/{pages.segment(run_id)}/scenarios/{pages.segment(name)}?"
-                      + urlencode({"policy": policy, "token": self.token,
+                      + urlencode({"policy": policy, "token": self.token, "saved": saved,
                                    **({"queue": queue_query} if queue_query else {})})
                       + "#review")
         response = RedirectResponse(target, 303)

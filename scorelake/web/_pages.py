@@ -37,6 +37,18 @@ li.call { list-style: "⚙ "; background: #f6f7f9; padding: .2rem .4rem; } li.ch
 .label { font-size: 11px; color: #777; margin-top: .2rem; } table.action-keys pre { margin: 0; }
 tr.missing td, tr.differs td { background: #fdecea; } div.action { margin-bottom: 1rem; }
 nav .counts { color: #555; font-size: 12px; margin-right: 1rem; } nav .counts a { margin: 0; }
+.workbench { display: flex; flex-direction: column; gap: 1rem; } .workbench aside { order: -1; }
+.workbench > * { min-width: 0; }
+@media (min-width: 1100px) { .workbench { display: grid; grid-template-columns: minmax(0, 1fr) minmax(18rem, 26rem); }
+  .workbench aside { order: 0; position: sticky; top: .5rem; align-self: start; max-height: calc(100vh - 1rem);
+                     overflow: auto; } }
+aside table.review, aside table.review tbody, aside table.review tr, aside table.review td { display: block; }
+aside table.review tr:first-child { display: none; }
+aside table.review tr { padding: .3rem 0; border-bottom: 1px solid #dde; }
+aside table.review td { border: 0; padding: .1rem 0; } aside input[name=note] { width: 100%; box-sizing: border-box; }
+table.signals td:nth-child(2), table.action-keys td:last-child { overflow-wrap: normal; white-space: nowrap; }
+.saved { background: #e6f4ea; color: #1b5e20; padding: .3rem .6rem; border-radius: 4px; }
+kbd { border: 1px solid #bbb; border-radius: 3px; padding: 0 .25rem; font-size: 12px; }
 form.review-form { margin: 0; } form.review-form button { margin-left: .3rem; } tr.reviewed { color: #777; }
 """
 
@@ -318,10 +330,39 @@ def flaky_page(run: str, flaky: pl.DataFrame, policy: str, token: str | None) ->
             f"<th>flips</th><th>flip rate</th></tr>{rows}</table>")
 
 
-def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None, review: str = "") -> str:
-    """One scenario's explanation (and, when the viewer takes reviews, its review forms)."""
+KEYS_SCRIPT = """<script>
+// a: agree with the outcome, d: disagree (under a queue: and go on), n: the next in the queue, /: search
+document.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || ["INPUT", "TEXTAREA", "SELECT"].includes(e.target.tagName)) return;
+  const outcome = document.getElementById("review-is_successful-");
+  const press = (cls) => { const b = outcome && (outcome.querySelector("button." + cls)
+      || outcome.querySelectorAll("button")[cls === "agree" ? 0 : 1]); if (b) { e.preventDefault(); b.click(); } };
+  if (e.key === "a") press("agree");
+  else if (e.key === "d") press("disagree");
+  else if (e.key === "n") {
+    const next = document.getElementById("skip"); if (next) { e.preventDefault(); next.click(); } }
+  else if (e.key === "/") { const q = document.getElementById("q") || document.querySelector("aside input[name=note]");
+    if (q) { e.preventDefault(); q.focus(); } }
+});
+</script>"""
+
+
+def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None, extra: str = "",
+                  review: str = "", saved: str | None = None) -> str:
+    """One scenario's explanation (and ``extra`` evidence: its voice); when the viewer takes
+    reviews, the review panel beside it (sticky on a wide screen, on top on a narrow one), keyboard
+    shortcuts, and what was just saved (``saved``: "signal:verdict")."""
     back = link(f"/runs/{segment(run)}", policy=policy, token=token)
-    return f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}{review}'
+    evidence = f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}{extra}'
+    if not review:
+        return evidence
+    signal, _, verdict = (saved or "").partition(":")
+    banner = (f'<p id="saved" class="saved">Saved: your verdict <b>{esc(verdict)}</b> on '
+              f"<code>{esc(signal)}</code>.</p>" if saved else "")
+    keys = ('<p class="note keys">keys: <kbd>a</kbd> agree, <kbd>d</kbd> disagree (with the outcome), <kbd>n</kbd> '
+            "next in the queue, <kbd>/</kbd> search or note</p>")
+    return (f'<div class="workbench"><div class="evidence">{evidence}</div>'
+            f'<aside class="review-panel">{banner}{review}{keys}</aside></div>{KEYS_SCRIPT}')
 
 
 def _interval(low: float | None, high: float | None) -> str:

@@ -1,6 +1,6 @@
 -- `Warehouse.search()` (`scorelake show --grep`, the viewer's search): the scenarios of run $run_id
--- (or of every run: NULL) whose transcript, judge reason or tool calls (arguments and results)
--- hold $q, case-insensitively, with where it was found first and the text around it; under the
+-- (or of every run: NULL) whose transcript, judge reason, tool calls (arguments and results) or NL
+-- assertions (their text and the judge's reason for each) hold $q, case-insensitively, with where it was found first and the text around it; under the
 -- policy $policy_id, in run and scenario order, $limit of them.
 WITH needle AS (SELECT lower($q) AS q),
 found AS (
@@ -17,6 +17,12 @@ found AS (
     FROM stg_tool_calls, needle
     WHERE ($run_id IS NULL OR run_id = $run_id)
       AND (contains(lower(arguments_json), needle.q) OR contains(lower(result), needle.q))
+    UNION ALL
+    SELECT run_id, scenario_name, 'NL assertion ' || ordinal AS place, ordinal,
+           label || coalesce(' -> ' || detail, '') AS haystack
+    FROM stg_verdicts, needle
+    WHERE kind = 'nl_assertion' AND ($run_id IS NULL OR run_id = $run_id)
+      AND (contains(lower(label), needle.q) OR contains(lower(detail), needle.q))
 ),
 first AS (
     SELECT run_id, scenario_name, count(*) AS hits,

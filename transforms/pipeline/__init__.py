@@ -12,7 +12,8 @@ from typing import Any
 # public name -> (module, its name there)
 _EXPORTS = {
     **{name: ("_check", name) for name in ("verify",)},
-    **{name: ("_gate", name) for name in ("alert", "comparison", "gate", "previous_runs", "regression_text")},
+    **{name: ("_gate", name) for name in ("alert", "comparison", "gate", "listed", "previous_runs",
+                                          "regression_text")},
     **{name: ("_alerts", name) for name in ("Delivery", "deliver")},
     "gate_summary": ("_gate", "summary"),
     **{name: ("_ingest", name) for name in ("IngestPlan", "commit_ingested", "group_runs", "plan_ingest",

@@ -84,8 +84,17 @@ def summary(result: GateResult) -> str:
     return "\n".join(lines)
 
 
-def regression_text(r: dict, broken: list[str]) -> str:
-    """One regression of a gate, in words."""
+LISTED = 20  # names a line lists before "... and N more"
+
+
+def listed(names: list[str], limit: int = LISTED, more: str = "") -> str:
+    """``names`` joined, the first ``limit`` of them and then how many more (``more``: where the rest are)."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" ... and {len(names) - limit} more{more}" if len(names) > limit else "")
+
+
+def regression_text(r: dict, broken: list[str], more: str = "") -> str:
+    """One regression of a gate, in words (its broken scenarios: the first ``LISTED``)."""
     if r.get("label") == "slower":
         return f"{r['domain']}: p95 latency {r['p95_a_ms']:.0f} -> {r['p95_b_ms']:.0f} ms (+{r['p95_rise_ms']:.0f} ms)"
     if r.get("label") == "overlap":
@@ -95,7 +104,7 @@ def regression_text(r: dict, broken: list[str]) -> str:
         return (f"{r['domain']}: WER of what the agent heard {r['wer_a'] * 100:.1f}% -> {r['wer_b'] * 100:.1f}% "
                 f"(+{r['wer_rise_pts']:.1f} pts)")
     return (f"{r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
-            + (f"; broken: {', '.join(broken)}" if broken else ""))
+            + (f"; broken: {listed(broken, more=more)}" if broken else ""))
 
 
 def alert(result: GateResult) -> dict:

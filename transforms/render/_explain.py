@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from scorelake.transforms.names import MISSING_VERDICT, RECORDED, SIGNALS
 from scorelake.transforms.registry import BY_NAME
-from scorelake.transforms.results import Evidence, ItemVerdict, Judgement, StandingReview, ToolCall, Turn
+from scorelake.transforms.results import (
+    Evidence,
+    ItemVerdict,
+    JudgeInput,
+    Judgement,
+    StandingReview,
+    ToolCall,
+    Turn,
+)
 
 if TYPE_CHECKING:
     from scorelake.transforms.scoring import Difference
@@ -70,6 +78,12 @@ class Explanation:
     actions: list[ActionItem] = field(default_factory=list)
     # turns and tool calls in the order they happened, then what the checks read
     timeline: list[Moment] = field(default_factory=list)
+    final_answer: str | None = None  # the agent's final answer (its prediction): what the judge graded
+    judge_input: JudgeInput | None = None  # what the judge was asked
+    judge_reply: dict | None = None  # what the judge answered: score, reason and its other keys
+
+
+JUDGE_INPUT_SHOWN = 1500  # characters of the judge's input `show` prints
 
 
 def mark(passed: Any) -> str:
@@ -310,8 +324,23 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
                        f"{s.get('min_agent_turns')}, so the scenario counts as failed and leaves every per-signal rate")
     summary.append(f"whitelist: {', '.join(s.get('success_signals') or []) or '(none)'}")
     summary += [f"outcome reviewed: {fact}" for fact in _review_facts("is_successful", s, reviews, limit)]
+    final = _final_answer(s, turns)
+    if final is not None:
+        summary.append(f"the agent's final answer: {_short(final, limit)}")
+    reply = None if judge is None else {"score": judge.score, "reason": judge.reason,
+                                        **json.loads(judge.extra_json or "{}")}
     return Explanation(f"{evidence.run} / {s['scenario_name']} (policy {evidence.policy})", outcome, failed,
-                       summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)))
+                       summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)),
+                       final, evidence.judge_input, reply)
+
+
+def _final_answer(s: dict, turns: list[Turn]) -> str | None:
+    """The agent's final answer: its prediction (final_agent_response.json), else its last turn."""
+    if s.get("prediction_json") is not None:
+        answer = json.loads(s["prediction_json"])
+        return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+    said = [t.text for t in turns if t.role != "user" and t.text]
+    return said[-1] if said else None
 
 
 def explain_text(e: Explanation, width: int = 100) -> str:
@@ -356,4 +385,11 @@ def explain_text(e: Explanation, width: int = 100) -> str:
                 lines += wrap(f"returned: {call.result}", "      ", "      ")
         else:
             lines += wrap(f"[checks] {moment.text}", "      ", "  ")
+    if e.judge_reply is not None:
+        lines += ["", "the judge's reply"]
+        lines += wrap(json.dumps(e.judge_reply, ensure_ascii=False), "  ", "  ")
+    if e.judge_input is not None and e.judge_input.user_content:
+        lines += ["", *wrap(f"what the judge was asked (its user content, the first {JUDGE_INPUT_SHOWN} "
+                            "characters; --format json for all, with the system prompt)")]
+        lines += wrap(_short(e.judge_input.user_content, JUDGE_INPUT_SHOWN), "  ", "  ")
     return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -1,0 +1,38 @@
+"""Output a person reads: long lists cut to their first 20 with how many more and where the rest
+are; cost says which priced side has no tokens and what unit its columns are in."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import scorelake
+from scorelake.cli import app
+from scorelake.transforms.pipeline import listed, regression_text
+from tests.conftest import BASELINE, CONFORMANCE
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory) -> scorelake.Warehouse:
+    wh = scorelake.open(tmp_path_factory.mktemp("workbench") / "wh")
+    wh.ingest(CONFORMANCE / BASELINE, prefect=False)
+    return wh
+
+
+def test_a_long_list_is_cut_at_twenty_with_how_many_more():
+    names = [f"scenario_{i:02d}" for i in range(25)]
+    said = listed(names, more=" (--format json for all)")
+    assert said.startswith("scenario_00, ") and "scenario_19" in said and "scenario_20" not in said
+    assert said.endswith("... and 5 more (--format json for all)")
+    assert listed(names[:20]) == ", ".join(names[:20])
+    row = {"domain": "qa", "delta": -0.5, "p_value": 0.01}
+    assert regression_text(row, names).endswith("... and 5 more")
+
+
+def test_cost_says_which_priced_side_has_no_tokens_and_the_unit(wh):
+    shown = runner.invoke(app, ["cost", "--price", "agent=3,15", "--price", "judge=1,4", "-w", wh.location])
+    assert shown.exit_code == 0, shown.output
+    assert "judge: priced, but the runs record no judge tokens" in shown.stderr
+    assert "agent cost" in shown.stdout and "in the currency of the prices" in shown.stdout
