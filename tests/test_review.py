@@ -575,3 +575,13 @@ def test_the_queue_is_in_the_navigation_and_a_missing_token_gets_a_page_that_say
     queue = client.get("/review?token=t").text
     assert 'id="progress"' in queue and "<td>alice</td><td class=num>1</td>" in queue
     assert 'id="nav-review"' not in TestClient(make_app(wh)).get("/").text  # read-only: no queue
+
+
+def test_the_judge_errors_queue_puts_first_what_gates_success_and_says_what_does_not(wh):
+    queue = wh.review_queue("errors", run=BASELINE)
+    gates = {r["scenario_name"]: set(r["success_signals"]) for r in wh.scenarios(run=BASELINE).iter_rows(named=True)}
+    for r in queue.iter_rows(named=True):
+        assert r["gated"] == bool(gates[r["scenario_name"]] & {"judge_passed", "nl_assertion"})
+        assert ("gates nothing here" in r["reason"]) == (not r["gated"])
+    assert queue["gated"].to_list() == sorted(queue["gated"].to_list(), reverse=True)  # gated first
+    assert queue["gated"].any() and not queue["gated"].all()  # the baseline has both kinds

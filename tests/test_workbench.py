@@ -36,3 +36,14 @@ def test_cost_says_which_priced_side_has_no_tokens_and_the_unit(wh):
     assert shown.exit_code == 0, shown.output
     assert "judge: priced, but the runs record no judge tokens" in shown.stderr
     assert "agent cost" in shown.stdout and "in the currency of the prices" in shown.stdout
+
+
+def test_search_results_mark_the_phrase_and_link_the_run(wh):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+    from scorelake.web._pages import marked
+
+    assert marked("Order ORD-54321 <b>", "ord-") == "Order <mark>ORD-</mark>54321 &lt;b&gt;"
+    page = TestClient(make_app(wh)).get("/search?q=ORD-54321").text
+    assert "<mark>ORD-54321</mark>" in page and f'href="/runs/{BASELINE}?policy=recorded"' in page

@@ -6,6 +6,7 @@ Pure functions of DataFrames and dicts; every value from run data is escaped."""
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
@@ -66,6 +67,11 @@ def link(path: str, **query: object) -> str:
 def segment(value: str) -> str:
     """A run or scenario id as one path segment."""
     return quote(value, safe="")
+
+
+def run_link(run: str, policy: str, token: str | None) -> str:
+    """The address of a run's page (escaped for an attribute)."""
+    return link(f"/runs/{segment(run)}", policy=policy, token=token)
 
 
 def scenario_link(run: str, scenario: str, policy: str, token: str | None, **query: object) -> str:
@@ -257,17 +263,25 @@ def _histogram_svg(histogram: pl.DataFrame) -> str:
     return "".join(parts) + "</svg>"
 
 
+def marked(text: str | None, phrase: str) -> str:
+    """``text`` escaped, each occurrence of ``phrase`` (any case) in a ``<mark>``."""
+    if not text:
+        return ""
+    pieces = re.split(f"({re.escape(phrase)})", text, flags=re.IGNORECASE)
+    return "".join(f"<mark>{esc(p)}</mark>" if i % 2 else esc(p) for i, p in enumerate(pieces))
+
+
 def search_page(q: str | None, found: pl.DataFrame | None, policy: str, token: str | None, limit: int) -> str:
     """Scenarios of every run whose transcript, judge reason or tool calls hold a phrase."""
     form = search_form("/search", q, policy, token)
     if found is None:
         return f"<h1>Search</h1>{form}"
     rows = "".join(
-        f'<tr><td>{esc(r["run_id"])}</td><td><a href="'
-        + scenario_link(r["run_id"], r["scenario_name"], policy, token)
+        f'<tr><td><a href="{run_link(r["run_id"], policy, token)}">{esc(r["run_id"])}'
+        f'</a></td><td><a href="' + scenario_link(r["run_id"], r["scenario_name"], policy, token)
         + f'">{esc(r["scenario_name"])}</a></td><td>{esc(r["domain"])}</td>'
         f'<td>{ {True: "passed", False: "failed"}.get(r["is_successful"], "n/a")}</td><td class=num>{r["hits"]}</td>'
-        f'<td>{esc(r["place"])}</td><td>{esc(r["snippet"])}</td></tr>' for r in found.iter_rows(named=True))
+        f'<td>{esc(r["place"])}</td><td>{marked(r["snippet"], q)}</td></tr>' for r in found.iter_rows(named=True))
     more = f"<p class=\"note\">The first {limit} shown.</p>" if found.height >= limit else ""
     return (f"<h1>Search</h1>{form}<p id=\"found\">{found.height} scenario(s) mention “{esc(q)}”</p>{more}"
             '<table id="results"><tr><th>run</th><th>scenario</th><th>domain</th><th>outcome</th><th>places</th>'
@@ -392,9 +406,11 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | N
         f'<td class="{esc(r["label"] or "")}">{esc(r["label"] or "")}</td></tr>'
         for r in comparison.deltas.iter_rows(named=True))
 
-    def flips(names: list[str], run: str) -> str:
-        return "".join(f'<li><a href="{scenario_link(run, n, policy, token)}">'
-                       f"{esc(n)}</a></li>" for n in names) or "<li>none</li>"
+    def flips(names: list[str], run: str) -> str:  # each flipped scenario as run B has it, and as run A had it
+        return "".join(f'<li><a href="{scenario_link(run, n, policy, token)}">{esc(n)}</a> '
+                       f'<span class="note">(<a class="in-a" href="{scenario_link(run_a, n, policy, token)}">in A</a>, '
+                       f'<a class="in-b" href="{scenario_link(run, n, policy, token)}">in B</a>)</span></li>'
+                       for n in names) or "<li>none</li>"
 
     apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(', '.join(names))}</li>" for words, names in (
         ("only in A", comparison.only_a), ("only in B", comparison.only_b),

@@ -14,7 +14,8 @@ wanted AS (
 )
 SELECT j.run_id, j.scenario_name,
        'planned label: ' || j.domain || ', the judge ' || CASE WHEN j.judge_passed THEN 'passed' ELSE 'failed' END
-           AS reason
+           AS reason,
+       true AS gated
 FROM judged AS j
 JOIN wanted AS w ON w.domain = j.domain AND w.judge_passed = j.judge_passed
 QUALIFY row_number() OVER (PARTITION BY j.domain, j.judge_passed ORDER BY hash($seed, j.run_id, j.scenario_name))
