@@ -10,6 +10,7 @@ the read commands start in a fraction of a second, and widths are exact.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -39,15 +40,20 @@ class Grid:
     keys: int = 1
     right: set[str] = field(default_factory=set)  # headers of right-aligned (numeric) columns
     note: str | None = None
+    # long key values (scenario names) may fold over lines rather than turn the table into records;
+    # off where people copy the keys whole (policy names, commands)
+    foldable: bool = False
+    fold: dict[int, int] = field(default_factory=dict)  # column -> the width its longer values fold at
 
     def without_empty_columns(self) -> Grid:
         """The grid less its value columns that are empty in every row."""
         keep = [i for i in range(len(self.headers)) if i < self.keys or any(r[i] for r in self.rows)]
-        return Grid([self.headers[i] for i in keep], [[r[i] for i in keep] for r in self.rows], self.title,
-                     self.keys, self.right, self.note)
+        return dataclasses.replace(self, headers=[self.headers[i] for i in keep],
+                                   rows=[[r[i] for i in keep] for r in self.rows])
 
     def column_width(self, i: int) -> int:
-        return max(len(self.headers[i]), *(len(r[i]) for r in self.rows)) if self.rows else len(self.headers[i])
+        natural = max(len(self.headers[i]), *(len(r[i]) for r in self.rows)) if self.rows else len(self.headers[i])
+        return min(natural, self.fold[i]) if i in self.fold else natural
 
     def width(self, columns: list[int]) -> int:
         return sum(self.column_width(i) for i in columns) + len(GAP) * (len(columns) - 1)
@@ -59,9 +65,35 @@ class Grid:
             return GAP.join(c.rjust(w) if self.headers[i] in self.right else c.ljust(w)
                             for i, c, w in zip(columns, cells, widths)).rstrip()
 
+        def row_lines(row: list[str]) -> list[str]:  # a folded value goes on over the row's next lines
+            pieces = [_chunks(row[i], w) for i, w in zip(columns, widths)]
+            return [line([p[n] if n < len(p) else "" for p in pieces]) for n in range(max(map(len, pieces)))]
+
         header = line([self.headers[i] for i in columns])
         return ([f"\033[1m{header}\033[0m" if bold else header, GAP.join("-" * w for w in widths)]
-                + [line([row[i] for i in columns]) for row in self.rows])
+                + [text for row in self.rows for text in row_lines(row)])
+
+
+def _chunks(value: str, width: int) -> list[str]:
+    """``value`` in pieces of ``width`` characters (one piece when it fits)."""
+    return [value[i:i + width] for i in range(0, len(value), width)] if len(value) > width else [value]
+
+
+MIN_FOLD = 24  # a key column is folded no narrower than this; below it the rows are printed as records
+
+
+def _folded(grid: Grid, width: int) -> Grid | None:
+    """``grid`` with its key columns folded so that they and any one of its value columns fit ``width``
+    (one long name need not turn a whole table into records), or None when that would fold them
+    below ``MIN_FOLD``."""
+    values = [grid.column_width(i) for i in range(grid.keys, len(grid.headers))]
+    gaps = len(GAP) * (len(grid.headers) - 1)
+    each = (width - sum(values) - gaps) // max(grid.keys, 1)  # one table, if folding allows it
+    if each < MIN_FOLD:  # else parts: the keys beside any one value column
+        each = (width - max(values, default=0) - len(GAP) * grid.keys) // max(grid.keys, 1)
+    if each < MIN_FOLD:
+        return None
+    return dataclasses.replace(grid, fold={i: each for i in range(grid.keys) if grid.column_width(i) > each})
 
 
 def terminal_width(stream: TextIO) -> int | None:
@@ -107,8 +139,9 @@ def wrapped(text: str, stream: TextIO | None = None) -> str:
 def show(grid: Grid, wide: bool = False, stream: TextIO | None = None) -> None:
     """Print ``grid`` to fit the terminal (``wide``: one table at its natural width, whatever the terminal)."""
     stream = stream or sys.stdout
-    grid = Grid([visible(h) for h in grid.headers], [[visible(c) for c in row] for row in grid.rows],
-                grid.title and visible(grid.title), grid.keys, grid.right, grid.note and visible(grid.note))
+    grid = dataclasses.replace(grid, headers=[visible(h) for h in grid.headers],
+                               rows=[[visible(c) for c in row] for row in grid.rows],
+                               title=grid.title and visible(grid.title), note=grid.note and visible(grid.note))
     width = None if wide else terminal_width(stream)
     bold = stream.isatty()
     everything = list(range(len(grid.headers)))
@@ -116,6 +149,9 @@ def show(grid: Grid, wide: bool = False, stream: TextIO | None = None) -> None:
         lines = grid.lines(everything, bold)
     else:
         parts = _parts(grid, width)
+        folded = _folded(grid, width) if parts is None and grid.foldable else None
+        if folded is not None:
+            grid, parts = folded, _parts(folded, width)
         if parts is None:
             lines = _records(grid, width)
         else:
