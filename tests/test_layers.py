@@ -12,7 +12,7 @@ PACKAGE = Path(scorelake.__file__).resolve().parent.parent
 # Top floor first; a module belongs to the first floor one of whose prefixes it starts with.
 FLOORS = (
     ("scorelake.cli", "scorelake.web", "scorelake.__main__"),
-    ("scorelake._api", "scorelake.__init__"),
+    ("scorelake._api", "scorelake.__init__", "scorelake._csv"),
     ("scorelake._services",),
     ("scorelake.flows",),
     ("scorelake.transforms.pipeline",),

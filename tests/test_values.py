@@ -15,8 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 import scorelake
+from scorelake._csv import spreadsheet_safe
 from scorelake.cli import app
-from scorelake.cli._app import print_json, spreadsheet_safe
+from scorelake.cli._app import print_json
 from scorelake.cli._terminal import Grid, show, visible
 from tests.conftest import BASELINE
 

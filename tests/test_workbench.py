@@ -62,3 +62,36 @@ def test_one_long_name_folds_instead_of_turning_the_table_into_records(monkeypat
     assert lines[0].split() == ["scenario", "domain", "failed", "by"] and max(map(len, lines)) <= 100
     assert lines[2].startswith("tau2_xxx") and lines[2].endswith("is_action_match")
     assert any(line.startswith("short ") for line in lines)  # a row each, not a block of records
+
+
+def test_the_viewer_exports_a_filtered_run_page_and_the_reviews_as_csv(wh):
+    import polars as pl
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    client = TestClient(make_app(wh))
+    page = client.get(f"/runs/{BASELINE}?failed=1&domain=qa").text
+    assert f'href="/runs/{BASELINE}/export.csv?domain=qa&amp;sort=position&amp;failed=1' in page
+    exported = client.get(f"/runs/{BASELINE}/export.csv?failed=1&domain=qa")
+    assert exported.headers["content-type"].startswith("text/csv")
+    rows = pl.read_csv(exported.content)
+    expected = wh.run_scenarios(BASELINE, failed_only=True, domain="qa")
+    assert rows["scenario_name"].to_list() == expected["scenario_name"].to_list() and rows.height >= 1
+    wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="mallory", note="=HYPERLINK(1)")
+    reviewing = TestClient(make_app(wh, token="t", review=True))
+    assert reviewing.get("/review/export.csv").status_code == 401
+    reviews = pl.read_csv(reviewing.get("/review/export.csv?token=t").content)
+    assert reviews["reviewer"].to_list() == ["mallory"] and reviews["note"][0] == "'=HYPERLINK(1)"
+
+
+def test_paging_a_filtered_run_page_keeps_the_failed_only_filter(wh):
+    import re
+
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    page = TestClient(make_app(wh, page_size=1)).get(f"/runs/{BASELINE}?failed=1").text
+    following = re.search(r'id="next" href="([^"]+)"', page)[1]
+    assert "failed=1" in following  # was failed=True, which the next page read as every scenario

@@ -14,6 +14,7 @@ import polars as pl
 import typer
 
 import scorelake
+from scorelake._csv import csv_text
 from scorelake.cli._options import Format
 from scorelake.cli._terminal import Grid, show
 from scorelake.transforms.errors import ScorelakeError
@@ -110,24 +111,12 @@ def print_json(data: object) -> None:
     sys.stdout.write(orjson.dumps(data, default=str, option=option).decode() + "\n")
 
 
-# A cell a spreadsheet would take for a formula (OWASP's CSV injection advice): given a leading apostrophe.
-_FORMULA_START = r"^[=+\-@\t\r]"
-
-
-def spreadsheet_safe(df: pl.DataFrame) -> pl.DataFrame:
-    """``df``'s text cells that begin as a formula would, prefixed with ``'`` (numbers stay numbers)."""
-    return df.with_columns(pl.when(pl.col(c).str.contains(_FORMULA_START)).then(pl.lit("'") + pl.col(c))
-                           .otherwise(pl.col(c)).alias(c) for c, t in df.schema.items() if t == pl.String)
-
-
 def emit(df: pl.DataFrame, fmt: Format, wide: bool = False) -> None:
     """``df`` as JSON, CSV, or a table of every column (fitted to the terminal unless ``wide``)."""
     if fmt is Format.json:  # a row an object, NaN and infinities null, times ISO 8601: Polars writes it in Rust
         sys.stdout.write(df.write_json() + "\n")
     elif fmt is Format.csv:
-        flat = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(";")
-                               for c, t in df.schema.items() if isinstance(t, pl.List))
-        sys.stdout.write(spreadsheet_safe(flat).write_csv())
+        sys.stdout.write(csv_text(df))
     else:
         right = {name for name, dtype in df.schema.items() if dtype.is_numeric()}
         show(Grid(df.columns, [[cell(v) for v in row] for row in df.iter_rows()], right=right), wide)

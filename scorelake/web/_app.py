@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 import scorelake
+from scorelake._csv import csv_text
 from scorelake.transforms.errors import NotFound, ScorelakeError, WarehouseBusy
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS, SIGNALS
 from scorelake.transforms.registry import SIGNALS as DECLARED
@@ -250,6 +251,32 @@ class Viewer:
                             httponly=True)
         return response
 
+    def _csv(self, request: Request, make) -> Response:
+        """A CSV download of ``make()``'s rows (the token checked, a bad request a 400)."""
+        if not self.admitted(request):
+            return HTMLResponse(pages.token_page(self.review), 401)
+        try:
+            with self.lock, self.wh.connection():
+                text = csv_text(make())
+        except NotFound as exc:
+            return PlainTextResponse(str(exc), 404)
+        except ScorelakeError as exc:
+            return PlainTextResponse(str(exc), 400)
+        return Response(text, media_type="text/csv; charset=utf-8")
+
+    def run_csv(self, request: Request) -> Response:
+        """Every scenario of a run that the run page's filters leave, as CSV (not one page of them)."""
+        q = request.query_params
+        policy = q.get("policy") or self.default_policy
+        return self._csv(request, lambda: self.wh.run_scenarios(
+            request.path_params["run"], policy, failed_only=q.get("failed") == "1", domain=q.get("domain") or None,
+            signal=q.get("signal") or None, sort=q.get("sort") or "position", limit=MAX_OFFSET,
+            q=q.get("q") or None).drop("matching"))
+
+    def reviews_csv(self, request: Request) -> Response:
+        """Every review ever made (``standing`` saying which stand), as CSV."""
+        return self._csv(request, lambda: self.wh.reviews(history=True))
+
     def routes(self) -> list[Route]:
         """The route table's routes: pages in the frame, the rest as they are; review ones only with review."""
         return [Route(path, self.framed(getattr(self, handler)) if framed else getattr(self, handler), methods=[method])
@@ -263,12 +290,14 @@ ROUTES = (
     ("/runs/{run}/latency", "latency", "GET", True, False),
     ("/runs/{run}/flaky", "flaky", "GET", True, False),
     ("/runs/{run}/voice", "voice", "GET", True, False),
+    ("/runs/{run}/export.csv", "run_csv", "GET", False, False),
     ("/runs/{run}/scenarios/{scenario:path}", "scenario", "GET", True, False),  # a tau2 task id may hold a /
     ("/compare", "compare", "GET", True, False),
     ("/search", "search", "GET", True, False),
     ("/review", "queue", "GET", True, True),
     ("/review", "record", "POST", False, True),
     ("/review/next", "next_in_queue", "GET", False, True),
+    ("/review/export.csv", "reviews_csv", "GET", False, True),
 )
 
 

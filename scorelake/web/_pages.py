@@ -183,7 +183,8 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
     matching = rows["matching"][0] if rows.height else 0
     offset = query.get("offset", 0)
     base = f"/runs/{segment(run)}"
-    keep = {k: query.get(k) for k in ("failed", "domain", "signal", "sort", "q")}
+    # the filters as the address carries them (failed only: "1", as the form sends it)
+    keep = {**{k: query.get(k) for k in ("domain", "signal", "sort", "q")}, "failed": "1" if query.get("failed") else None}
     domain_options = '<option value="">every domain</option>' + "".join(
         f'<option value="{esc(d)}"{" selected" if d == query.get("domain") else ""}>{esc(d)}</option>' for d in domains)
     signal_options = '<option value="">any signal</option>' + "".join(
@@ -223,11 +224,13 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
     latency = link(f"{base}/latency", policy=policy, token=token)
     flaky = link(f"{base}/flaky", policy=policy, token=token)
     voice = link(f"{base}/voice", policy=policy, token=token)
+    export = link(f"{base}/export.csv", **keep, policy=policy, token=token)
     return (f"<h1>{esc(run)}</h1><p><a id=\"latency-link\" href=\"{latency}\">response latency</a> · "
             f"<a id=\"voice-link\" href=\"{voice}\">voice</a> · "
             f"<a id=\"flaky-link\" href=\"{flaky}\">flaky tasks</a></p>"
             f"{form}<p id=\"matching\">{matching} scenarios match; showing {offset + 1 if rows.height else 0}"
-            f"–{offset + rows.height}</p><table id=\"scenarios\"><tr><th>scenario</th><th>outcome</th><th>domain</th>"
+            f"–{offset + rows.height} · <a id=\"export\" href=\"{export}\">all of them as CSV</a></p>"
+            "<table id=\"scenarios\"><tr><th>scenario</th><th>outcome</th><th>domain</th>"
             f"<th>failed by</th><th>judge score</th><th>agent turns</th><th>stop reason</th></tr>{''.join(body)}</table>"
             f"<p>{' · '.join(pager)}</p>")
 
@@ -504,11 +507,12 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
     people = "".join(f'<tr><td>{esc(r["reviewer"])}</td><td class=num>{r["scenarios"]}</td>'
                      f'<td class=num>{r["verdicts"]}</td></tr>' for r in progress.iter_rows(named=True)
                      if r["reviewer"] != "(all)")
+    export = f'<p><a id="export-reviews" href="{link("/review/export.csv", token=token)}">every review as CSV</a></p>'
     return (f"<h1>Review queue</h1>{form}<p id=\"left\">{left} of {queue.height} not reviewed yet</p>{start}"
             '<table id="queue"><tr><th>scenario</th><th>run</th><th>domain</th><th>why</th><th>reviews</th></tr>'
             f"{''.join(body)}</table>"
             + ('<h2>Progress per reviewer</h2><table id="progress"><tr><th>reviewer</th><th>scenarios</th>'
-               f"<th>verdicts</th></tr>{people}</table>" if people else ""))
+               f"<th>verdicts</th></tr>{people}</table>" if people else "") + export)
 
 
 QUEUE_KEYS = ("pick", "run", "a", "b", "seed", "per_domain")
