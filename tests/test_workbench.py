@@ -95,3 +95,21 @@ def test_paging_a_filtered_run_page_keeps_the_failed_only_filter(wh):
     page = TestClient(make_app(wh, page_size=1)).get(f"/runs/{BASELINE}?failed=1").text
     following = re.search(r'id="next" href="([^"]+)"', page)[1]
     assert "failed=1" in following  # was failed=True, which the next page read as every scenario
+
+
+def test_a_queue_of_what_changed_between_two_runs_and_one_scenario_of_two_runs_together(tmp_path):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    later = "eval_20260904_093000"  # the baseline's scenarios again: two of them fixed
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest([CONFORMANCE / BASELINE, CONFORMANCE / later], prefect=False)
+    c = wh.compare(BASELINE, later)
+    queue = wh.review_queue("changed", between=[BASELINE, later])
+    assert sorted(queue["scenario_name"]) == sorted(c.fixed + c.broken) and set(queue["run_id"]) == {later}
+    assert queue["reason"].str.ends_with(f"since {BASELINE}").all()
+    with pytest.raises(scorelake.InvalidArgument, match="the two runs"):
+        wh.review_queue("changed")
+    page = TestClient(make_app(wh, token="t", review=True)).get("/review?token=t&pick=sample&per_domain=20").text
+    assert "↳ the same scenario, in another run" in page  # each sampled scenario of both runs, together

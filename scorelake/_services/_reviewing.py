@@ -18,7 +18,7 @@ from scorelake.transforms.results import ReviewResult
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import LabelPlan
 
-REVIEW_PICKS = ("errors", "disagree", "reviewers", "sample")  # what a review queue picks (review_queue.sql)
+REVIEW_PICKS = ("errors", "disagree", "reviewers", "changed", "sample")  # what a review queue picks (review_queue.sql)
 
 
 def reviewer_name(given: str | None) -> str:
@@ -89,9 +89,10 @@ class Reviewing:
 
     def review_queue(self, pick: str = "errors", run: str | None = None, policy: str = RECORDED, *,
                      judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200,
-                     plan: LabelPlan | None = None) -> pl.DataFrame:
+                     plan: LabelPlan | None = None, between: Sequence[str] = ()) -> pl.DataFrame:
         """What to review next: the scenarios whose judge failed (``errors``), those two stored
-        ``judges`` disagree on (``disagree``), those whose reviewers disagree (``reviewers``), or a
+        ``judges`` disagree on (``disagree``), those whose reviewers disagree (``reviewers``), those
+        whose outcome changed between two runs (``changed``, ``between=[A, B]``: B's scenarios), or a
         random sample of ``per_domain`` per domain, the same for the same ``seed`` (``sample``: two
         reviewers can split one); of ``run`` or all runs, under ``policy``. Scenarios nobody has
         reviewed come first (``reviews``: how many they have).
@@ -102,8 +103,12 @@ class Reviewing:
             raise InvalidArgument(f"pick '{pick}': one of {', '.join(REVIEW_PICKS)}")
         if pick == "disagree" and len(judges) != 2:
             raise InvalidArgument("disagree: name the two judges whose verdicts differ (judges=[A, B])")
+        if pick == "changed" and len(between) != 2:
+            raise InvalidArgument("changed: name the two runs, the earlier first (between=[A, B])")
         with self._reads.connection():
-            params = {"run": run, "policy_id": self._reads.scoped(policy, run), "limit": max(int(limit), 0)}
+            params = {"run": run, "policy_id": self._reads.scoped(policy, run, *between), "limit": max(int(limit), 0)}
+            if pick == "changed":
+                params.update(run_a=between[0], run_b=between[1])
             if pick == "disagree":
                 params.update(judge_a=judges[0], judge_b=judges[1])
             if pick == "sample":

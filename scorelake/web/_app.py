@@ -170,8 +170,10 @@ class Viewer:
                                 self.token, self.wh.review_progress())
 
     def _queue_of(self, params: dict, policy: str):
-        judges = [params["a"], params["b"]] if params["pick"] == "disagree" else []
-        return self.wh.review_queue(params["pick"], params["run"], policy, judges=judges, seed=params["seed"],
+        pair = [params["a"], params["b"]]  # two judges (disagree) or two runs, the earlier first (changed)
+        return self.wh.review_queue(params["pick"], params["run"], policy,
+                                    judges=pair if params["pick"] == "disagree" else [],
+                                    between=pair if params["pick"] == "changed" else [], seed=params["seed"],
                                     per_domain=params["per_domain"])
 
     # ---- endpoints that answer themselves ----------------------------------------------------------

@@ -482,13 +482,14 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
     each reviewer's progress."""
     picks = "".join(f'<option value="{p}"{" selected" if p == params["pick"] else ""}>{label}</option>'
                     for p, label in (("errors", "judge errors"), ("disagree", "two judges disagree"),
-                                     ("reviewers", "reviewers disagree"), ("sample", "a random sample per domain")))
+                                     ("reviewers", "reviewers disagree"), ("changed", "changed between two runs"),
+                                     ("sample", "a random sample per domain")))
     run_options = '<option value="">every run</option>' + "".join(
         f'<option value="{esc(r)}"{" selected" if r == params.get("run") else ""}>{esc(r)}</option>' for r in runs)
     form = (f'<form class="filters" method="get" action="/review"><input type="hidden" name="token" value="{esc(token)}">'
             f'<input type="hidden" name="policy" value="{esc(policy)}"><select name="pick" id="pick">{picks}</select>'
             f'<select name="run" id="run">{run_options}</select>'
-            f'<label>judges <input name="a" value="{esc(params.get("a") or "")}" size="8"> '
+            f'<label>judges or runs (A, B) <input name="a" value="{esc(params.get("a") or "")}" size="8"> '
             f'<input name="b" value="{esc(params.get("b") or "")}" size="8"></label>'
             f'<label>seed <input name="seed" id="seed" value="{esc(params["seed"])}" size="4"></label>'
             f'<label>per domain <input name="per_domain" value="{esc(params["per_domain"])}" size="3"></label>'
@@ -498,10 +499,17 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
     start = (f'<p><a id="start" href="{esc("/review/next?" + query)}">review the next one →</a></p>' if left else
              '<p id="done">every scenario of this queue has a review.</p>')
     body = []
-    for r in queue.iter_rows(named=True):
+    rows = list(queue.iter_rows(named=True))
+    first = {}
+    for n, r in enumerate(rows):
+        first.setdefault(r["scenario_name"], n)
+    shown = set()
+    for r in sorted(rows, key=lambda r: first[r["scenario_name"]]):  # one scenario of several runs together
         href = scenario_link(r["run_id"], r["scenario_name"], policy, token, queue=query)
         state = "reviewed" if r["reviews"] else "unreviewed"
-        body.append(f'<tr class="{state}"><td><a href="{href}">{esc(r["scenario_name"])}</a></td>'
+        name = esc(r["scenario_name"]) if r["scenario_name"] not in shown else "↳ the same scenario, in another run"
+        shown.add(r["scenario_name"])
+        body.append(f'<tr class="{state}"><td><a href="{href}">{name}</a></td>'
                     f'<td>{esc(r["run_id"])}</td><td>{esc(r["domain"])}</td><td>{esc(r["reason"])}</td>'
                     f'<td class=num>{r["reviews"]}</td></tr>')
     people = "".join(f'<tr><td>{esc(r["reviewer"])}</td><td class=num>{r["scenarios"]}</td>'
