@@ -113,3 +113,20 @@ def test_a_queue_of_what_changed_between_two_runs_and_one_scenario_of_two_runs_t
         wh.review_queue("changed")
     page = TestClient(make_app(wh, token="t", review=True)).get("/review?token=t&pick=sample&per_domain=20").text
     assert "↳ the same scenario, in another run" in page  # each sampled scenario of both runs, together
+
+
+def test_help_paragraphs_wrap_to_the_terminal_not_to_the_source(monkeypatch):
+    from scorelake.cli._app import reflowed
+
+    assert reflowed("""One line.
+
+    A paragraph
+    over lines.
+
+    Example: a
+    Example: b
+    """) == "One line.\n\nA paragraph over lines.\n\nExample: a\nExample: b"
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = runner.invoke(app, ["rejudge", "--help"]).output
+    line = next(line for line in shown.splitlines() if "upstream sends, and" in line)
+    assert "upstream sends, and stores" in line  # the source breaks after "and": the help does not

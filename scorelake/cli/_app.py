@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 import re
@@ -86,7 +87,19 @@ def command(fn: Callable) -> Callable:
         except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
             fail(os_error_text(exc), 1)
 
+    run.__doc__ = reflowed(fn.__doc__ or "")
     return run
+
+
+def reflowed(doc: str) -> str:
+    """A docstring as ``--help`` shows it: each paragraph one line (the help wraps it to the terminal,
+    not at the source's line breaks), each ``Example:`` line its own."""
+    paragraphs = []
+    for paragraph in inspect.cleandoc(doc).split("\n\n"):
+        lines = [line.strip() for line in paragraph.splitlines()]
+        paragraphs.append("\n".join(lines) if all(line.startswith("Example:") for line in lines)
+                          else " ".join(lines))
+    return "\n\n".join(paragraphs)
 
 
 def say_converted(location: str, kept: str | None) -> None:
