@@ -108,6 +108,7 @@ class Warehouse:
     turns = _handed("analysis", Analysis.turns)
     latency_histogram = _handed("analysis", Analysis.latency_histogram)
     slowest_exchanges = _handed("analysis", Analysis.slowest_exchanges)
+    judge_scores = _handed("analysis", Analysis.judge_scores)
     cost = _handed("analysis", Analysis.cost)
     # writing: ingest, scoring, judging
     ingest = _handed("ingesting", Ingesting.ingest)

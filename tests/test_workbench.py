@@ -3,6 +3,7 @@ are; cost says which priced side has no tokens and what unit its columns are in.
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -65,7 +66,6 @@ def test_one_long_name_folds_instead_of_turning_the_table_into_records(monkeypat
 
 
 def test_the_viewer_exports_a_filtered_run_page_and_the_reviews_as_csv(wh):
-    import polars as pl
     from starlette.testclient import TestClient
 
     from scorelake.web import make_app
@@ -130,3 +130,20 @@ def test_help_paragraphs_wrap_to_the_terminal_not_to_the_source(monkeypatch):
     shown = runner.invoke(app, ["rejudge", "--help"]).output
     line = next(line for line in shown.splitlines() if "upstream sends, and" in line)
     assert "upstream sends, and stores" in line  # the source breaks after "and": the help does not
+
+
+def test_judge_scores_per_domain_beside_the_threshold_in_use(wh):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    bins = wh.judge_scores(BASELINE)
+    scores = wh.scenarios(run=BASELINE).filter(pl.col("judge_score").is_not_null())
+    assert bins["scenarios"].sum() == scores.height
+    qa = scores.filter(pl.col("domain") == "qa")
+    expected = sorted(min(int(s * 10), 9) for s in qa["judge_score"])
+    got = sorted(b for b, n in bins.filter(pl.col("domain") == "qa").select("bin", "scenarios").rows() for _ in range(n))
+    assert got == expected
+    page = TestClient(make_app(wh)).get(f"/runs/{BASELINE}/judge").text
+    assert page.count('class="judge-scores"') == bins["domain"].n_unique() and 'class="threshold"' in page
+    assert "threshold in use: 0.9" in page

@@ -200,6 +200,12 @@ class Analysis:
             self._reads.run(run)
             return self._reads.query("latency_histogram", run_id=run, bins=bins)
 
+    def judge_scores(self, run: str, policy: str = RECORDED) -> pl.DataFrame:
+        """``run``'s judge scores under ``policy`` per domain in ten bins of 0.1 (``bin`` 0-9), with
+        the thresholds its scenarios are scored with: where the scores fall against the threshold."""
+        with self._reads.connection():
+            return self._reads.query("judge_score_histogram", run_id=run, policy_id=self._reads.scoped(policy, run))
+
     def slowest_exchanges(self, run: str, limit: int = 20) -> pl.DataFrame:
         """``run``'s slowest exchanges, slowest first: scenario, domain, the agent turn's ordinal and
         response latency, the user's words it answered and the agent's answer."""

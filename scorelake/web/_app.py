@@ -139,6 +139,10 @@ class Viewer:
         return voice_page(run_id, self.wh.voice([run_id]), self.wh.voice([run_id], by="scenario", policy=policy),
                           policy, self.token)
 
+    def judge_scores(self, request: Request, policy: str) -> str:
+        run_id = request.path_params["run"]
+        return pages.judge_scores_page(run_id, self.wh.judge_scores(run_id, policy), policy, self.token)
+
     def flaky(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
         return pages.flaky_page(run_id, self.wh.flaky(run_id, policy=policy), policy, self.token)
@@ -292,6 +296,7 @@ ROUTES = (
     ("/runs/{run}/latency", "latency", "GET", True, False),
     ("/runs/{run}/flaky", "flaky", "GET", True, False),
     ("/runs/{run}/voice", "voice", "GET", True, False),
+    ("/runs/{run}/judge", "judge_scores", "GET", True, False),
     ("/runs/{run}/export.csv", "run_csv", "GET", False, False),
     ("/runs/{run}/scenarios/{scenario:path}", "scenario", "GET", True, False),  # a tau2 task id may hold a /
     ("/compare", "compare", "GET", True, False),

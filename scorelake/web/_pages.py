@@ -225,7 +225,9 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
     flaky = link(f"{base}/flaky", policy=policy, token=token)
     voice = link(f"{base}/voice", policy=policy, token=token)
     export = link(f"{base}/export.csv", **keep, policy=policy, token=token)
+    judged = link(f"{base}/judge", policy=policy, token=token)
     return (f"<h1>{esc(run)}</h1><p><a id=\"latency-link\" href=\"{latency}\">response latency</a> · "
+            f"<a id=\"judge-link\" href=\"{judged}\">judge scores</a> · "
             f"<a id=\"voice-link\" href=\"{voice}\">voice</a> · "
             f"<a id=\"flaky-link\" href=\"{flaky}\">flaky tasks</a></p>"
             f"{form}<p id=\"matching\">{matching} scenarios match; showing {offset + 1 if rows.height else 0}"
@@ -272,6 +274,37 @@ def marked(text: str | None, phrase: str) -> str:
         return ""
     pieces = re.split(f"({re.escape(phrase)})", text, flags=re.IGNORECASE)
     return "".join(f"<mark>{esc(p)}</mark>" if i % 2 else esc(p) for i, p in enumerate(pieces))
+
+
+def judge_scores_page(run: str, histogram: pl.DataFrame, policy: str, token: str | None) -> str:
+    """A run's judge scores per domain, each domain's ten bins of 0.1 drawn beside its threshold(s)."""
+    parts = [_run_subpage_head(run, "judge scores", policy, token),
+             "<p>Scenarios per judge score, in bins of 0.1; the red line is the threshold in use (a score "
+             "at or above it passes JUDGE_PASSED).</p>"]
+    if histogram.is_empty():
+        return "".join(parts) + "<p>No judge scores under this policy.</p>"
+    for (domain,), rows in histogram.group_by("domain", maintain_order=True):
+        counts = dict(zip(rows["bin"], rows["scenarios"]))
+        tallest, width, height, bar = max(counts.values()), 320, 90, 30
+        svg = [f'<svg class="judge-scores" width="{width}" height="{height + 16}" role="img" '
+               f'viewBox="0 0 {width} {height + 16}"><line x1="0" y1="{height}" x2="{bar * 10}" y2="{height}" '
+               'stroke="#999"/>']
+        for b in range(10):
+            h = counts.get(b, 0) / tallest * (height - 10)
+            svg.append(f'<rect x="{b * bar + 1}" y="{height - h:.1f}" width="{bar - 2}" height="{h:.1f}" '
+                       f'fill="#4a7bd0"><title>{b / 10:.1f}-{(b + 1) / 10:.1f}: {counts.get(b, 0)} scenarios</title>'
+                       "</rect>")
+        thresholds = [t for t in rows["thresholds"][0] if t is not None]
+        for t in thresholds:
+            svg.append(f'<line class="threshold" x1="{t * bar * 10:.1f}" y1="0" x2="{t * bar * 10:.1f}" '
+                       f'y2="{height}" stroke="#b3261e" stroke-width="2"><title>threshold {t:g}</title></line>')
+        svg.append(f'<text x="0" y="{height + 13}" font-size="10" fill="#555">0</text>'
+                   f'<text x="{bar * 10}" y="{height + 13}" font-size="10" fill="#555" text-anchor="end">1</text>'
+                   "</svg>")
+        used = ", ".join(f"{t:g}" for t in thresholds) or "none"
+        parts.append(f"<h2>{esc(domain)}</h2><p>{sum(counts.values())} scored; threshold in use: {used}</p>"
+                     + "".join(svg))
+    return "".join(parts)
 
 
 def search_page(q: str | None, found: pl.DataFrame | None, policy: str, token: str | None, limit: int) -> str:
