@@ -127,6 +127,7 @@ class Warehouse:
     review_progress = _handed("reviewing", Reviewing.review_progress)
     # maintenance
     log = _handed("maintenance", Maintenance.log)
+    version = _handed("maintenance", Maintenance.version)
     versions = _handed("maintenance", Maintenance.versions)
     check = _handed("maintenance", Maintenance.check)
     migrate = _handed("maintenance", Maintenance.migrate)

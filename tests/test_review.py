@@ -574,6 +574,8 @@ def test_the_queue_is_in_the_navigation_and_a_missing_token_gets_a_page_that_say
     assert 'id="nav-review"' in page and "1 reviewed by alice" in page and "1 where reviewers disagree" in page
     queue = client.get("/review?token=t").text
     assert 'id="progress"' in queue and "<td>alice</td><td class=num>1</td>" in queue
+    wh.review(BASELINE, "qa__moon_landing", "judge_passed", "pass", reviewer="alice")  # a new version: counted again
+    assert "2 reviewed by alice" in client.get("/?token=t").text
     assert 'id="nav-review"' not in TestClient(make_app(wh)).get("/").text  # read-only: no queue
 
 

@@ -28,6 +28,13 @@ class Maintenance:
         self._reads.store.tables.require()
         return self._reads.store.log.entries()
 
+    def version(self) -> int:
+        """The version the warehouse is read at: the one opened ``as_of``, else the current one."""
+        self._reads.store.tables.require()
+        if self._reads.as_of is not None:
+            return self._reads.store.log.as_of(self._reads.as_of).version
+        return self._reads.store.log.version()
+
     def versions(self) -> pl.DataFrame:
         """``log()`` as a table: version, committed_at, operation, detail, table_versions (JSON)."""
         return pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,

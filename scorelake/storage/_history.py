@@ -38,6 +38,10 @@ class CommitLog:
         metadata = {f"scorelake.{k}": v for k, v in row.items() if k != "committed_at"}
         self.tables.write("commits", pl.DataFrame([row]), metadata, mode="append")
 
+    def version(self) -> int:
+        """The warehouse's current version: the ``commits`` table's."""
+        return self.tables.delta_table("commits").version()
+
     def entries(self) -> list[Commit]:
         """Every recorded write step, oldest first; its version is the ``commits`` table's."""
         entries = [h for h in self.tables.delta_table("commits").history() if "scorelake.operation" in h]
