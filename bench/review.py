@@ -56,7 +56,10 @@ QUEUE_PAGES = """
     scenario = wh.run_scenarios(run, limit=1)["scenario_name"][0]
     pages = {{"queue_errors": "/review?token=t&pick=errors", "queue_sample": "/review?token=t&pick=sample&seed=3",
               "queue_sample_one_run": f"/review?token=t&pick=sample&run={{run}}",
-              "scenario_with_forms": f"/runs/{{run}}/scenarios/{{scenario}}?token=t"}}
+              "queue_reviewers_disagree": "/review?token=t&pick=reviewers",
+              "scenario_with_forms": f"/runs/{{run}}/scenarios/{{scenario}}?token=t",
+              "runs": "/?token=t", "run": f"/runs/{{run}}?token=t", "run_failed_only": f"/runs/{{run}}?token=t&failed=1",
+              "judge_scores": f"/runs/{{run}}/judge?token=t"}}
     client = TestClient(make_app(wh, "t", review=True))
     start = time.perf_counter()
     for name, path in pages.items():

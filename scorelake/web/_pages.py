@@ -14,6 +14,7 @@ import polars as pl
 
 from scorelake.html import explain_html
 from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.pipeline import listed
 from scorelake.transforms.render import Explanation
 from scorelake.transforms.results import StandingReview
 
@@ -448,7 +449,8 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | N
                        f'<a class="in-b" href="{scenario_link(run, n, policy, token)}">in B</a>)</span></li>'
                        for n in names) or "<li>none</li>"
 
-    apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(', '.join(names))}</li>" for words, names in (
+    apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(listed(names, more=' (the API or --format json for all)'))}"
+                    "</li>" for words, names in (
         ("only in A", comparison.only_a), ("only in B", comparison.only_b),
         ("definition changed", [f"{d['scenario_name']} ({', '.join(d['changed'])})"
                                 for d in comparison.changed_definitions])) if names)
