@@ -17,6 +17,8 @@ from tests.conftest import REPO
 from tests.judge_server import JudgeServer, Reply
 
 runner = CliRunner()
+# Each case asks a scripted judge over HTTP five to fourteen times per input: with the slow tests.
+pytestmark = pytest.mark.slow
 
 
 def one(values) -> float:

@@ -74,7 +74,7 @@ class Viewer:
         self.lock = threading.Lock()  # one DuckDB connection's worth of work at a time
         # the navigation's review counts, kept while the warehouse version (and policy, reviewer) stays:
         # worked out again on every page they would cost a queue's query each (0.3 s at 100,000 scenarios)
-        self._nav: tuple[tuple, pages.ReviewNav] | None = None
+        self._nav: tuple[tuple, pages.ReviewNav, pl.DataFrame] | None = None
 
     def admitted(self, request: Request, form: dict | None = None) -> bool:
         return not self.token or hmac.compare_digest(_token_given(request, form).encode(), self.token.encode())
@@ -100,16 +100,23 @@ class Viewer:
 
         return endpoint
 
-    def _review_nav(self, request: Request, policy: str) -> pages.ReviewNav:
+    def _review_state(self, request: Request, policy: str) -> tuple[pages.ReviewNav, pl.DataFrame]:
+        """The navigation's review counts and each reviewer's progress, worked out again only when
+        the warehouse version (or the policy, or the reviewer) changed."""
         reviewer = unquote(request.cookies.get(REVIEWER_COOKIE, ""))
         key = (policy, reviewer, self.wh.version())
         if self._nav is None or self._nav[0] != key:
-            progress = {r["reviewer"]: r for r in self.wh.review_progress().iter_rows(named=True)}
+            progress = self.wh.review_progress()
+            of = {r["reviewer"]: r for r in progress.iter_rows(named=True)}
             queue = self.wh.review_queue("errors", policy=policy)
-            self._nav = key, pages.ReviewNav(queue.filter(pl.col("reviews") == 0).height,
-                                             (progress.get("(all)") or {}).get("disagreeing") or 0, reviewer,
-                                             (progress.get(reviewer) or {}).get("scenarios") or 0)
-        return self._nav[1]
+            nav = pages.ReviewNav(queue.filter(pl.col("reviews") == 0).height,
+                                  (of.get("(all)") or {}).get("disagreeing") or 0, reviewer,
+                                  (of.get(reviewer) or {}).get("scenarios") or 0)
+            self._nav = key, nav, progress
+        return self._nav[1], self._nav[2]
+
+    def _review_nav(self, request: Request, policy: str) -> pages.ReviewNav:
+        return self._review_state(request, policy)[0]
 
     # ---- pages: (request, policy) -> the page's body ------------------------------------------------
     def runs(self, request: Request, policy: str) -> str:
@@ -177,7 +184,7 @@ class Viewer:
     def queue(self, request: Request, policy: str) -> str:
         params = _queue_params(request)
         return pages.queue_page(self._queue_of(params, policy), params, self.wh.runs()["run_id"].to_list(), policy,
-                                self.token, self.wh.review_progress())
+                                self.token, self._review_state(request, policy)[1])
 
     def _queue_of(self, params: dict, policy: str):
         pair = [params["a"], params["b"]]  # two judges (disagree) or two runs, the earlier first (changed)
