@@ -100,8 +100,8 @@ def prepare_prefect(orchestration: Orchestration, verbose: bool, say) -> None:
         "machine creates its database and can take a minute; set PREFECT_API_URL to use a running server")
 
 
-def _say_nothing(_: str) -> None:
-    pass
+def say_nothing(_: str) -> None:
+    """The default ``say``: lines meant for a user, dropped (the API's callers pass their own)."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class How:
 
     prefect: bool | None = None
     verbose: bool = False
-    say: Callable[[str], None] = _say_nothing
+    say: Callable[[str], None] = say_nothing
     task_runner: str = "auto"
     dask_address: str | None = None
 

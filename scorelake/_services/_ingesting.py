@@ -6,12 +6,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from scorelake._services._reads import Reads
+from scorelake.flows.runtime import say_nothing
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.results import IngestResult
-
-
-def _say_nothing(_: str) -> None:
-    pass
 
 
 def require_answering(address: str, timeout_s: float = 5.0) -> None:
@@ -40,7 +37,7 @@ class Ingesting:
     def ingest(self, paths: Sequence[str | Path] | str | Path | None = None, *, force: bool = False,
                group: str | None = None, task_runner: str = "auto", dask_address: str | None = None,
                prefect: bool | None = None, verbose: bool = False, progress: bool = False,
-               say: Callable[[str], None] = _say_nothing) -> IngestResult:
+               say: Callable[[str], None] = say_nothing) -> IngestResult:
         """Ingest new or changed runs under ``paths`` (default ``data/runs``): voice-agent session
         folders or folders of them, tau2-bench / tau-bench results. Returns what was ingested,
         unchanged and refused, and how the flow ran. ``prefect``: None runs a Prefect flow when an

@@ -9,15 +9,12 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from scorelake._services._reads import Reads
+from scorelake.flows.runtime import say_nothing
 from scorelake.transforms.errors import InvalidArgument, NotFound, check_range
 
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import JudgeComparison
     from scorelake.transforms.results import RejudgeResult
-
-
-def _say_nothing(_: str) -> None:
-    pass
 
 
 class Judging:
@@ -30,7 +27,7 @@ class Judging:
                 runs: Sequence[str] | None = None, only_errors: bool = False, base: str | None = None,
                 concurrency: int = 8, api_key_env: str | None = None, retries: int = 5, backoff: float = 0.5,
                 repeat: int = 1, prefect: bool | None = None, verbose: bool = False, progress: bool = False,
-                say: Callable[[str], None] = _say_nothing) -> RejudgeResult:
+                say: Callable[[str], None] = say_nothing) -> RejudgeResult:
         """Ask the judge ``judge`` about every stored judge input (of ``runs``, default all) it has
         not judged, through an OpenAI-compatible chat-completions ``url`` (default: each run's own
         --judge-url; likewise ``model`` and the sampling settings), with upstream's payload; the key

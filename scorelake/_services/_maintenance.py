@@ -10,13 +10,10 @@ from pathlib import Path
 import polars as pl
 
 from scorelake._services._reads import Reads
+from scorelake.flows.runtime import say_nothing
 from scorelake.storage import Commit
 from scorelake.transforms.errors import InvalidArgument, check_range
 from scorelake.transforms.results import CheckResult
-
-
-def _say_nothing(_: str) -> None:
-    pass
 
 
 class Maintenance:
@@ -78,7 +75,7 @@ class Maintenance:
 
     def serve(self, runs_dirs: Sequence[str | Path], *, cron: str | None = None, interval: float | None = None,
               name: str = "scheduled", notify_url: str | None = None, max_drop: float = 0.0, verbose: bool = False,
-              say: Callable[[str], None] = _say_nothing) -> None:
+              say: Callable[[str], None] = say_nothing) -> None:
         """Serve the Prefect deployment ``scorelake-refresh/<name>``: on the schedule (``cron`` or
         ``interval`` seconds, exactly one), ingest what is new under ``runs_dirs``, re-score every
         stored policy, and gate each new run on the run before it in its group (a Prefect artifact;

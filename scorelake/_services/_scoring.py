@@ -9,15 +9,12 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from scorelake._services._reads import Reads
+from scorelake.flows.runtime import say_nothing
 from scorelake.transforms.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from scorelake.transforms.results import RescoreResult
     from scorelake.transforms.scoring import Policy
-
-
-def _say_nothing(_: str) -> None:
-    pass
 
 
 def _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews,
@@ -64,7 +61,7 @@ class Scoring:
                 whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False,
                 review_rule: str | None = None, adjudicator: str | None = None,
                 runs: Sequence[str] | None = None, prefect: bool | None = None, verbose: bool = False,
-                say: Callable[[str], None] = _say_nothing) -> RescoreResult:
+                say: Callable[[str], None] = say_nothing) -> RescoreResult:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
         tables alone: a ``RescoreResult`` (the policy's name and id, the scenarios scored). Under a
         ``judge``, every stored judge input in scope must have been judged by it (``rejudge``). With

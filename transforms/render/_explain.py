@@ -336,8 +336,8 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
 
 def _final_answer(s: dict, turns: list[Turn]) -> str | None:
     """The agent's final answer: its prediction (final_agent_response.json), else its last turn."""
-    if s.get("prediction_json") is not None:
-        answer = json.loads(s["prediction_json"])
+    answer = json.loads(s["prediction_json"]) if s.get("prediction_json") is not None else None
+    if answer is not None:
         return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
     said = [t.text for t in turns if t.role != "user" and t.text]
     return said[-1] if said else None
