@@ -70,6 +70,8 @@ SIGNALS: tuple[SignalDecl, ...] = (
 
 SIGNAL_NAMES: tuple[str, ...] = tuple(s.name for s in SIGNALS)
 BY_NAME: dict[str, SignalDecl] = {s.name: s for s in SIGNALS}
+# The pass-rate signals: reviewed item by item too (an NL assertion, a DB predicate: --assertion N).
+ITEM_SIGNALS: tuple[str, ...] = tuple(s.name for s in SIGNALS if s.pass_rate)
 
 
 @dataclass(frozen=True)

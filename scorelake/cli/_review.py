@@ -13,7 +13,7 @@ from scorelake.cli._options import AsOfOpt, Format, FormatOpt, WarehouseOpt, Wid
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import SIGNALS
-from scorelake.transforms.registry import SIGNALS as DECLARED
+from scorelake.transforms.registry import ITEM_SIGNALS
 
 
 @command
@@ -25,7 +25,7 @@ def review(
              "composite)")] = None,
     assertion: Annotated[Optional[int], typer.Option(
         help="The NL assertion or DB predicate number, for "
-             f"{' or '.join(s.name for s in DECLARED if s.pass_rate)}")] = None,
+             f"{' or '.join(ITEM_SIGNALS)}")] = None,
     verdict: Annotated[Optional[str], typer.Option(help="pass or fail")] = None,
     withdraw: Annotated[bool, typer.Option("--withdraw", help="Take the standing review of this key back")] = False,
     reviewer: Annotated[Optional[str], typer.Option(

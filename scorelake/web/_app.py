@@ -23,13 +23,12 @@ import scorelake
 from scorelake._csv import csv_text
 from scorelake.transforms.errors import NotFound, ScorelakeError, WarehouseBusy
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS, SIGNALS
-from scorelake.transforms.registry import SIGNALS as DECLARED
+from scorelake.transforms.registry import ITEM_SIGNALS
 from scorelake.transforms.render import explain
 from scorelake.web import _pages as pages
 from scorelake.web._voice import voice_page, voice_section
 
 PAGE_SIZE = 100
-ITEM_SIGNALS = tuple(s.name for s in DECLARED if s.pass_rate)
 SEARCH_LIMIT = 200  # scenarios a search page lists
 
 

@@ -23,14 +23,12 @@ from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import SIGNALS
-from scorelake.transforms.registry import BY_NAME
-from scorelake.transforms.registry import SIGNALS as DECLARED
+from scorelake.transforms.registry import BY_NAME, ITEM_SIGNALS
 from scorelake.transforms.scoring import standing_verdicts
 from scorelake.transforms.sources import open_regular, read_within
 
 COMPOSITE = "is_successful"
 REVIEW_SIGNALS = (*SIGNALS, COMPOSITE)
-ITEM_SIGNALS = tuple(s.name for s in DECLARED if s.pass_rate)  # reviewed item by item too (--assertion N)
 VERDICTS = ("pass", "fail")
 WITHDRAWN = "withdrawn"
 KEY = ["run_id", "scenario_name", "signal", "assertion"]
