@@ -41,6 +41,7 @@ from scorelake.transforms.results import (
     ReviewResult,
     SessionReport,
     StandingReview,
+    Task,
     ToolCall,
     Turn,
 )
@@ -59,5 +60,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "ItemVerdict", "JudgeInput", "JudgeRefused",
            "JudgeUnavailable", "Judgement", "NotFound", "NothingFound", "Refusal", "Regrouped", "RejudgeResult",
-           "RescoreResult", "ReviewResult", "ScorelakeError", "SessionReport", "StandingReview", "ToolCall", "Turn",
+           "RescoreResult", "ReviewResult", "ScorelakeError", "SessionReport", "StandingReview", "Task", "ToolCall", "Turn",
            "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

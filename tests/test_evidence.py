@@ -136,3 +136,38 @@ def test_judge_outages_are_told_apart_from_agent_failures(tmp_path):
     assert "qa__telephone_inventor" in done.stderr
     done = subprocess.run([scorelake_bin, "rates", "-w", wh.location], capture_output=True, text=True)
     assert done.stderr.count("failed only because the judge itself failed") == 2
+
+
+def test_the_task_is_what_the_user_simulator_was_told(wh, ingested):
+    """The scenario's task (scenario_config/user_prompt.txt) is stored whole and shown by `show`."""
+    stored = wh.sql("SELECT scenario_name, instructions, origin FROM tasks WHERE run_id = $run", {"run": BASELINE})
+    on_disk = {p.name: (p / "scenario_config" / "user_prompt.txt").read_text() for p in scenario_files(BASELINE)
+               if (p / "scenario_config" / "user_prompt.txt").exists()}
+    assert on_disk and dict(zip(stored["scenario_name"], stored["instructions"])) == on_disk
+    assert set(stored["origin"]) == {"scenario_config/user_prompt.txt"}
+    name = sorted(on_disk)[0]
+    assert wh.evidence(BASELINE, name).task.instructions == on_disk[name]
+    text = runner.invoke(app, ["show", BASELINE, name, "-w", str(ingested[0].tables.root)]).output
+    assert "the task (scenario_config/user_prompt.txt" in text
+    assert on_disk[name].split()[0] in text.split("signals")[0]  # before the signals, the measure of the rest
+    whole = json.loads(runner.invoke(app, ["show", BASELINE, name, "-w", str(ingested[0].tables.root),
+                                           "-f", "json"]).output)
+    assert whole["task"]["instructions"] == on_disk[name]
+
+
+def test_tau_tasks_bring_the_user_instructions(tmp_path):
+    from tests.test_external import SIERRA, TAU_BENCH
+
+    wh = scorelake.open(tmp_path / "wh")
+    telecom = next(SIERRA.glob("*telecom*.json"))
+    wh.ingest(telecom, prefect=False)
+    wh.ingest(TAU_BENCH, prefect=False)
+    tasks = wh.sql("SELECT t.origin, t.instructions FROM tasks AS t JOIN stg_scenarios AS s "
+                   "USING (run_id, scenario_name)")
+    counts = wh.sql("SELECT count(*) AS n FROM stg_scenarios")["n"][0]
+    assert tasks.height == counts
+    tau2 = tasks.filter(pl.col("origin") == "tau2 task user_scenario")["instructions"]
+    assert tau2.len() > 0 and all("reason for call: " in t for t in tau2)
+    assert any(t.startswith("persona: ") for t in tau2)  # where the task gives the user a persona
+    v1 = tasks.filter(pl.col("origin") == "tau-bench task instruction")["instructions"]
+    assert v1.len() > 0 and all(t.startswith("Your user id is") or len(t) > 20 for t in v1)

@@ -794,3 +794,18 @@ def test_each_judge_system_prompt_is_stored_once_and_read_back_whole(sample):
     sample.ingest(REPO / "data" / "runs", prefect=False)  # a write creates the table; nothing re-read
     assert Store(sample.location).tables.read("judge_prompts").collect().is_empty()
     assert read_back() == on_disk
+
+
+def test_the_judges_reply_is_kept_as_its_model_wrote_it(sample):
+    """The raw reply (fences, prose and all) is stored beside its parse, and `show` prints it."""
+    content = 'My verdict:\n```json\n{"score": 0.97, "reason": "good"}\n```'
+    with JudgeServer(lambda p, n: Reply(content=content)) as server:
+        sample.rejudge("raw", url=server.url, prefect=False)
+    judged = sample.sql("SELECT DISTINCT reply, score FROM judgements WHERE judge = 'raw'")
+    assert judged.rows() == [(content, 0.97)]
+    assert sample.sql("SELECT count(*) AS n FROM judgements WHERE judge = 'recorded' AND reply IS NOT NULL")["n"][0] == 0
+    sample.rescore("p-raw", judge="raw")
+    run, scenario = sample.sql("SELECT run_id, scenario_name FROM judgements WHERE judge = 'raw' LIMIT 1").row(0)
+    assert sample.evidence(run, scenario, policy="p-raw").judge.reply == content
+    text = runner.invoke(app, ["show", run, scenario, "--policy", "p-raw", "-w", sample.location]).output
+    assert "the judge's reply as its model wrote it" in text and "My verdict:" in text

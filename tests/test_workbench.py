@@ -3,6 +3,8 @@ are; cost says which priced side has no tokens and what unit its columns are in.
 
 from __future__ import annotations
 
+import html
+
 import polars as pl
 import pytest
 from typer.testing import CliRunner
@@ -147,3 +149,15 @@ def test_judge_scores_per_domain_beside_the_threshold_in_use(wh):
     page = TestClient(make_app(wh)).get(f"/runs/{BASELINE}/judge").text
     assert page.count('class="judge-scores"') == bins["domain"].n_unique() and 'class="threshold"' in page
     assert "threshold in use: 0.9" in page
+
+
+def test_the_scenario_page_opens_with_the_task_before_the_signals(wh):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    page = TestClient(make_app(wh)).get(f"/runs/{BASELINE}/scenarios/qa__speed_of_light").text
+    prompt = (CONFORMANCE / BASELINE / "qa__speed_of_light" / "scenario_config" / "user_prompt.txt").read_text()
+    first_line = prompt.strip().splitlines()[0]
+    assert '<details class="task" open>' in page and html.escape(first_line) in page
+    assert page.index('class="task"') < page.index("<h2>Signals</h2>")

@@ -309,6 +309,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "input_hash": Str,  # of the three above: a judgement is of this input
         "askable": Bool,  # false where upstream asks no judge (no observed agent evidence)
     },
+    "tasks": {  # what the scenario asked of the agent: the simulated user's goal and instructions
+        "run_id": Str,
+        "generation": Str,
+        "scenario_name": Str,
+        "instructions": Str,  # as the user simulator got them (tau2's user scenario: one line per field)
+        "origin": Str,  # where they were read: scenario_config/user_prompt.txt, a tau2 task's user_scenario, ...
+    },
     "judge_prompts": {  # each distinct judge system prompt once: the same long text opens every judge input
         "prompt_hash": Str,
         "system_prompt": Str,
@@ -390,6 +397,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "nl_passed": I64,
         "nl_total": I64,
         "extra_json": Str,
+        "reply": Str,  # the judge model's message as it came, before upstream's parse (NULL: no reply)
         "prompt_tokens": I64,
         "completion_tokens": I64,
         "latency_ms": F64,

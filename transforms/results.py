@@ -184,6 +184,7 @@ class Judgement:
     reason: str | None
     errored: bool | None  # the judge itself failed (not the agent)
     extra_json: str | None  # the reply's other keys (confidence, deductions)
+    reply: str | None = None  # the model's message as it came (None: the run's own judge_result.json, or none)
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,14 @@ class JudgeInput:
     system_prompt: str | None
     user_content: str | None
     nl_assertions: list[str] | None
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a scenario asked of the agent: the user simulator's instructions, and where they were read."""
+
+    instructions: str
+    origin: str
 
 
 @dataclass(frozen=True)
@@ -226,10 +235,12 @@ class Evidence:
     tool_calls: list[ToolCall]  # agent then user side, each in order
     reviews: list[StandingReview]  # people's standing verdicts on its signals, items and outcome
     judge_input: JudgeInput | None = None  # what its judge was asked (None: no judge input stored)
+    task: Task | None = None  # what it asked of the agent (None: no instructions stored)
 
     def as_dict(self) -> dict:
         return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
                 "verdicts": [asdict(v) for v in self.verdicts], "judge": self.judge and asdict(self.judge),
                 "turns": [asdict(t) for t in self.turns], "tool_calls": [asdict(c) for c in self.tool_calls],
                 "reviews": [asdict(r) for r in self.reviews],
-                "judge_input": self.judge_input and asdict(self.judge_input)}
+                "judge_input": self.judge_input and asdict(self.judge_input),
+                "task": self.task and asdict(self.task)}

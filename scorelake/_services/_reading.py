@@ -17,6 +17,7 @@ from scorelake.transforms.results import (
     JudgeInput,
     Judgement,
     StandingReview,
+    Task,
     ToolCall,
     Turn,
     records,
@@ -138,4 +139,5 @@ class Reading:
                             records(ToolCall, query("scenario_tool_calls", run_id=run, scenario=scenario)),
                             records(StandingReview, query("scenario_reviews", run_id=run, scenario=scenario)),
                             next(iter(records(JudgeInput, query("scenario_judge_input", run_id=run,
-                                                                scenario=scenario))), None))
+                                                                scenario=scenario))), None),
+                            next(iter(records(Task, query("scenario_task", run_id=run, scenario=scenario))), None))

@@ -16,8 +16,11 @@ def explain_html(e: Explanation) -> str:
     parts = [f'<h1>{esc(e.title)}</h1>',
              f'<p class="outcome {esc(e.outcome.lower())}"><b>{esc(e.outcome)}</b>'
              + (f": failed by {', '.join(f'<code>{esc(f)}</code>' for f in e.failed)}" if e.failed else "") + "</p>",
-             "<ul class=\"summary\">" + "".join(f"<li>{esc(line)}</li>" for line in e.summary) + "</ul>",
-             '<h2>Signals</h2><table class="signals"><tr><th>signal</th><th>verdict</th><th>evidence</th></tr>']
+             "<ul class=\"summary\">" + "".join(f"<li>{esc(line)}</li>" for line in e.summary) + "</ul>"]
+    if e.task is not None:  # what the scenario asked: the measure of what the agent did
+        parts.append(f'<details class="task" open><summary>The task <span class="note">({esc(e.task.origin)})</span>'
+                     f'</summary><pre>{esc(e.task.instructions)}</pre></details>')
+    parts.append('<h2>Signals</h2><table class="signals"><tr><th>signal</th><th>verdict</th><th>evidence</th></tr>')
     for sig in e.signals:
         facts = "".join(f"<li>{esc(f)}</li>" for f in sig.facts)
         parts.append(f'<tr class="{esc(sig.status.replace(" ", "-"))}"><td><code>{esc(sig.signal)}</code></td>'
@@ -56,8 +59,10 @@ def explain_html(e: Explanation) -> str:
     parts.append("</ol>")
     if e.judge_reply is not None:
         reply = json.dumps(e.judge_reply, ensure_ascii=False, indent=2)
+        raw = (f'<div class="label">as its model wrote it</div><pre>{esc(e.judge_raw_reply)}</pre>'
+               if e.judge_raw_reply is not None else "")
         parts.append(f'<details class="judge-reply"><summary>The judge\'s reply</summary><pre>{esc(reply)}</pre>'
-                     "</details>")
+                     f"{raw}</details>")
     if e.judge_input is not None:
         asked = e.judge_input
         parts.append('<details class="judge-input"><summary>What the judge was asked</summary>'

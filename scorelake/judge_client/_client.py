@@ -22,7 +22,7 @@ import orjson
 
 from scorelake.transforms.errors import JudgeRefused, JudgeUnavailable
 from scorelake.transforms.judging import Answer, Call
-from scorelake.transforms.judging._upstream import error_judgement, http_error, judged
+from scorelake.transforms.judging._upstream import error_judgement, http_error, judged, reply_text
 
 FATAL_STATUSES = {401: "the key was refused", 403: "the key may not use this endpoint or model",
                   404: "no such endpoint or model"}
@@ -156,7 +156,7 @@ async def _ask(client, call: Call, policy: RetryPolicy, tally: Tally) -> Answer:
                 prompt_tokens, completion_tokens = _usage(content)
                 return Answer(call, result, _failed(result),
                               prompt_tokens, completion_tokens, (time.monotonic() - started) * 1000, attempt,
-                              datetime.now(UTC), odd_score=odd)
+                              datetime.now(UTC), odd_score=odd, reply=reply_text(content))
             error = http_error(status, reason, call.url)
             if status != 429 and status < 500:  # the request's own fault: asking again gives the same
                 transient = False

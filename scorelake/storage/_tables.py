@@ -23,7 +23,7 @@ from scorelake.transforms.errors import NotFound, TableMissing, WarehouseMissing
 TABLES = tuple(SCHEMAS)
 # Rows keyed by (run_id, generation): visible while their generation is the run's committed one.
 RUN_TABLES = ("scenarios", "verdicts", "quarantine", "turns", "tool_calls", "judge_results", "judge_inputs", "voice",
-              "scores", "rate_counts")
+              "tasks", "scores", "rate_counts")
 # What vacuum keeps: files and log entries of the last 90 days stay readable with --as-of.
 HISTORY_DAYS = 90
 TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} days",

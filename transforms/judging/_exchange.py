@@ -29,3 +29,4 @@ class Answer:
     unanswered: bool = False  # no usable reply (an HTTP error, a timeout, no connection, an unreadable reply)
     transient: bool = False  # ... for a passing reason, after every retry (down, overloaded, timing out)
     odd_score: bool = False  # a score upstream's float() took that is no number from 0 to 1 (true, Infinity, 7)
+    reply: str | None = None  # the model's message as it came (the body where it holds none), before the parse

@@ -27,6 +27,7 @@ def answer_row(judge: str, answer: Answer, request: Request) -> dict:
         "nl_total": result.get("nl_assertion_total") if verdicts is not None else None,
         "extra_json": _utf8(json.dumps({k: v for k, v in result.items() if k not in ("score", "reason", *NL_KEYS)},
                                        ensure_ascii=False, default=str)),
+        "reply": None if answer.reply is None else _utf8(answer.reply),
         "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
         "latency_ms": answer.latency_ms, "attempts": answer.attempts, "source": "asked", "odd_score": answer.odd_score,
         "judged_at": answer.judged_at,

@@ -27,6 +27,15 @@ def reply_content(body: bytes | str) -> Any:
     return json.loads(body)["choices"][0]["message"]["content"]
 
 
+def reply_text(body: bytes | str) -> str:
+    """What the judge answered, as a reader wants it: the message content of the reply, else its body."""
+    try:
+        content = reply_content(body)
+    except Exception:  # no chat-completions reply: the body is what the judge said
+        return body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
 def parse_content(content: Any) -> Any:
     """Upstream's ``_parse_response`` after the HTTP status check: the judgement object, or raises."""
     try:

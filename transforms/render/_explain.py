@@ -18,6 +18,7 @@ from scorelake.transforms.results import (
     JudgeInput,
     Judgement,
     StandingReview,
+    Task,
     ToolCall,
     Turn,
 )
@@ -81,9 +82,12 @@ class Explanation:
     final_answer: str | None = None  # the agent's final answer (its prediction): what the judge graded
     judge_input: JudgeInput | None = None  # what the judge was asked
     judge_reply: dict | None = None  # what the judge answered: score, reason and its other keys
+    judge_raw_reply: str | None = None  # ... as its model wrote it, before the parse (rejudged judgements)
+    task: Task | None = None  # what the scenario asked of the agent
 
 
 JUDGE_INPUT_SHOWN = 1500  # characters of the judge's input `show` prints
+TASK_SHOWN = 1500  # characters of the task `show` prints
 
 
 def mark(passed: Any) -> str:
@@ -331,7 +335,7 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
                                         **json.loads(judge.extra_json or "{}")}
     return Explanation(f"{evidence.run} / {s['scenario_name']} (policy {evidence.policy})", outcome, failed,
                        summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)),
-                       final, evidence.judge_input, reply)
+                       final, evidence.judge_input, reply, judge and judge.reply, evidence.task)
 
 
 def _final_answer(s: dict, turns: list[Turn]) -> str | None:
@@ -356,6 +360,10 @@ def explain_text(e: Explanation, width: int = 100) -> str:
     lines = [*wrap(e.title), *wrap(f"{e.outcome}" + (f": failed by {', '.join(e.failed)}" if e.failed else ""))]
     for line in e.summary:
         lines += wrap(line, "  ", "  ")
+    if e.task is not None:
+        cut = f", the first {TASK_SHOWN} characters (--format json for all)" if len(e.task.instructions) > TASK_SHOWN else ""
+        lines += ["", *wrap(f"the task ({e.task.origin}{cut})")]
+        lines += wrap(_short(e.task.instructions, TASK_SHOWN), "  ", "  ")
     lines += ["", "signals"]
     for sig in e.signals:
         lines += wrap(f"{sig.signal}: {sig.status}", "    ", "  ")
@@ -388,6 +396,11 @@ def explain_text(e: Explanation, width: int = 100) -> str:
     if e.judge_reply is not None:
         lines += ["", "the judge's reply"]
         lines += wrap(json.dumps(e.judge_reply, ensure_ascii=False), "  ", "  ")
+    if e.judge_raw_reply is not None:
+        lines += ["", *wrap(f"the judge's reply as its model wrote it (the first {JUDGE_INPUT_SHOWN} characters; "
+                            "--format json for all)" if len(e.judge_raw_reply) > JUDGE_INPUT_SHOWN
+                            else "the judge's reply as its model wrote it")]
+        lines += wrap(_short(e.judge_raw_reply, JUDGE_INPUT_SHOWN), "  ", "  ")
     if e.judge_input is not None and e.judge_input.user_content:
         lines += ["", *wrap(f"what the judge was asked (its user content, the first {JUDGE_INPUT_SHOWN} "
                             "characters; --format json for all, with the system prompt)")]

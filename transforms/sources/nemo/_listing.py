@@ -17,7 +17,7 @@ KILLED_MARK = ".killed."
 SCENARIO_MARKERS = ("metrics.json", "bridge_log.txt", "scenario_config")
 RUN_FILES = ("run_args.json", "all_summary.txt")
 SEGMENTS_FILE = "conversation_log.seglst.json"  # who spoke when (the voice panel)
-USER_PROMPT_FILE = "scenario_config/user_prompt.txt"  # the user simulator's instructions (key entities)
+USER_PROMPT_FILE = "scenario_config/user_prompt.txt"  # the user simulator's instructions: the task, key entities
 AUDIO_FILE = "conversation_log.wav"  # the recording, where the runner kept it (its stat: the fingerprint)
 # Everything scoring reads from a scenario directory; a change to any of them changes the fingerprint.
 SCENARIO_INPUTS = (
@@ -32,8 +32,9 @@ SCENARIO_INPUTS = (
 )
 # Part of a session's fingerprint: a reader that extracts more from the same files re-reads sessions
 # an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input;
-# 4: the definition's lineage; 5: where each tool call falls in the transcript; 6: the voice panel).
-NEMO_READER_VERSION = "6"
+# 4: the definition's lineage; 5: where each tool call falls in the transcript; 6: the voice panel;
+# 7: the task, as the user simulator got it).
+NEMO_READER_VERSION = "7"
 
 METRICS_AT = SCENARIO_INPUTS.index("metrics.json")
 

@@ -172,8 +172,19 @@ def _verdict_rows(src: ScenarioSource) -> list[dict[str, Any]]:
     return rows
 
 
-def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], warnings: list[str],
-                seen: dict[str, str]) -> list[dict]:
+def _instructions(src: ScenarioSource, warnings: list[str], seen: dict[str, str]) -> str | None:
+    """What the user simulator was told (its prompt), or None: absent, empty or unreadable (a warning)."""
+    try:
+        data = read_bytes(f"{os.fspath(src.dir)}/{USER_PROMPT_FILE}", src.run.session.path, missing_ok=True,
+                          seen=seen)
+    except BadInput as err:
+        warnings.append(f"{src.dir.name}: task not stored: {err}")
+        return None
+    return data.decode("utf-8", "replace") if data and data.strip() else None
+
+
+def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instructions: str | None,
+                warnings: list[str], seen: dict[str, str]) -> list[dict]:
     """The scenario's ``voice`` row: turn-taking from its speech segments, what each side heard
     (evidence: a file that cannot be read is a warning, the scenario is scored all the same)."""
     folder, root = os.fspath(src.dir), src.run.session.path
@@ -183,13 +194,9 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], warnin
         warnings.append(f"{src.dir.name}: speech segments not measured: {err}")
         segments = None
 
-    def entities() -> list[str]:  # read only when the agent misheard the user somewhere
-        try:
-            instructions = read_bytes(f"{folder}/{USER_PROMPT_FILE}", root, missing_ok=True, seen=seen)
-        except BadInput:
-            instructions = None  # an empty or unreadable prompt names no entity
+    def entities() -> list[str]:  # found only when the agent misheard the user somewhere
         return key_entities(None if src.reference is MISSING else src.reference, src.metadata.db_state_assertions,
-                            instructions.decode("utf-8", "replace") if instructions else None)
+                            instructions)
 
     audio = f"{folder}/{AUDIO_FILE}"
     audio = audio if os.path.isfile(audio) and inside(os.path.realpath(audio), os.path.realpath(root)) else None
@@ -278,7 +285,9 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     }
     evidence["judge_inputs"], evidence["judge_prompts"] = (judge_input_rows(key, docs["judge"], metadata.nl_assertions)
                                                            if isinstance(docs.get("judge"), dict) else ([], []))
-    evidence["voice"] = _voice_rows(key, src, contexts, warnings, seen)
+    instructions = _instructions(src, warnings, seen)
+    evidence["tasks"] = [{**key, "instructions": instructions, "origin": USER_PROMPT_FILE}] if instructions else []
+    evidence["voice"] = _voice_rows(key, src, contexts, instructions, warnings, seen)
     verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
     # never None: metrics.json was read, so the folder is a scenario
     src.fingerprint = scenario_fingerprint(root, scenario_dir.name, _seen_or_stat(seen))

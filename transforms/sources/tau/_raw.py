@@ -92,6 +92,7 @@ class TauBenchRewardInfo(_Lenient):
 
 class TauBenchInfo(_Lenient):
     reward_info: TauBenchRewardInfo | None = None
+    task: dict[str, Any] | None = None  # its ``instruction``: what the user simulator was told
 
 
 class TauBenchRecord(_Lenient):

@@ -138,6 +138,26 @@ def _missing_checks(sim: Tau2Simulation, basis: list[str], task: dict | None) ->
     return missing
 
 
+def _task_rows(key: dict, instructions: str | None, origin: str) -> list[dict]:
+    return [{**key, "instructions": instructions, "origin": origin}] if instructions and instructions.strip() else []
+
+
+def tau2_instructions(task: dict | None) -> str | None:
+    """A tau2 task's user scenario as text: its persona, then each instruction field on a line
+    ("reason for call: ..."), as tau2 lays them out for the user simulator."""
+    scenario = (task or {}).get("user_scenario") or {}
+    if not isinstance(scenario, dict):
+        return None
+    lines = [f"persona: {scenario['persona'].strip()}"] if isinstance(scenario.get("persona"), str) else []
+    instructions = scenario.get("instructions")
+    if isinstance(instructions, str):
+        lines.append(instructions.strip())
+    elif isinstance(instructions, dict):
+        lines += [f"{key.replace('_', ' ')}: {str(value).strip()}" for key, value in instructions.items()
+                  if value not in (None, "")]
+    return "\n".join(lines) or None
+
+
 def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Simulation, bucket: str,
                tasks: dict[str, dict]) -> tuple[dict, list[dict], dict]:
     info = sim.reward_info
@@ -161,7 +181,8 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     verdicts: list[dict] = []
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
     evidence = {"turns": message_turn_rows(key, sim.messages),
-                "tool_calls": tool_call_rows(key, "agent", sim.messages)}
+                "tool_calls": tool_call_rows(key, "agent", sim.messages),
+                "tasks": _task_rows(key, tau2_instructions(task), "tau2 task user_scenario")}
     voice = voice_row(key, tick_segments(sim.ticks), None, None, lambda: [])  # τ-voice: its full-duplex ticks
     if voice is not None:
         evidence["voice"] = [voice]
@@ -321,7 +342,10 @@ def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: Ta
         claimed_reward=rec.reward, claimed_success=is_success(rec.reward),
     )
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
-    return row, [], {"turns": message_turn_rows(key, rec.traj), "tool_calls": tool_call_rows(key, "agent", rec.traj)}
+    instruction = (rec.info.task or {}).get("instruction")
+    return row, [], {"turns": message_turn_rows(key, rec.traj), "tool_calls": tool_call_rows(key, "agent", rec.traj),
+                     "tasks": _task_rows(key, instruction if isinstance(instruction, str) else None,
+                                         "tau-bench task instruction")}
 
 
 def read_tau_bench(session: Session, generation: str, fingerprint: str) -> SessionTables:
