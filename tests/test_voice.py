@@ -89,6 +89,10 @@ def test_the_bit_parallel_edit_distance_is_levenshteins():
         a = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
         b = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
         assert edit_distance(a, b) == _levenshtein(a, b)
+        # heard mostly right: a shared start and end (set aside first) around a few changes
+        start, end = [rng.choice("ab") for _ in range(rng.randint(0, 30))], [rng.choice("ab") for _ in range(rng.randint(0, 30))]
+        said, heard = start + a[:5] + end, start + b[:5] + end
+        assert edit_distance(said, heard) == _levenshtein(said, heard)
     assert edit_distance(["the", "cat", "sat"], ["the", "bat", "sat", "down"]) == 2
 
 

@@ -4,9 +4,10 @@ calls ``voice_row`` while it reads a scenario; the warehouse's ``voice`` table h
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 from scorelake.transforms.voice._audio import AudioUnreadable, audio_facts, speech_activity
 from scorelake.transforms.voice._heard import (
@@ -15,8 +16,6 @@ from scorelake.transforms.voice._heard import (
     heard_facts,
     key_entities,
     misheard,
-    spoken,
-    turns,
     words,
 )
 from scorelake.transforms.voice._speech import (
@@ -49,8 +48,8 @@ def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
             unmeasured(str(err))
     return {**key, "has_segments": segments is not None, **spoken_facts,
             **heard_facts(agent_context, user_context, entities),
-            "segments_json": None if segments is None else json.dumps(
-                [[s.speaker, round(s.start, 3), round(s.end, 3), s.words] for s in segments])}
+            "segments_json": None if segments is None else orjson.dumps(
+                [[s.speaker, round(s.start, 3), round(s.end, 3), s.words] for s in segments]).decode()}
 
 
 __all__ = [
@@ -66,10 +65,8 @@ __all__ = [
     "response_events",
     "segments_of",
     "speech_activity",
-    "spoken",
     "tick_segments",
     "turn_taking",
-    "turns",
     "union",
     "voice_row",
     "words",

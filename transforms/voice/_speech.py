@@ -10,7 +10,6 @@ interruption, and there are no backchannels, vocal tics or non-directed speech t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -28,6 +27,12 @@ class Segment:
     words: str = ""
 
 
+def _time(t: Any) -> bool:
+    """A time a segment can hold: a finite number of seconds, no bool, within a billion."""
+    return ((type(t) is float or type(t) is int or (isinstance(t, (int, float)) and not isinstance(t, bool)))
+            and -1e9 < t < 1e9)  # NaN and infinities compare false
+
+
 def segments_of(doc: Any) -> list[Segment] | None:
     """The segments of a parsed ``conversation_log.seglst.json`` (None when it holds none that can
     be read: not a list, or no segment of the agent or user with a start and end in order)."""
@@ -35,13 +40,13 @@ def segments_of(doc: Any) -> list[Segment] | None:
         return None
     found = []
     for item in doc:
-        if not isinstance(item, dict) or item.get("speaker") not in (AGENT, USER):
+        if not isinstance(item, dict) or (speaker := item.get("speaker")) not in (AGENT, USER):
             continue
         start, end = item.get("start_time"), item.get("end_time")
-        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and abs(t) < 1e9
-                   for t in (start, end)) or end < start:
+        if not (_time(start) and _time(end)) or end < start:
             continue
-        found.append(Segment(item["speaker"], float(start), float(end), str(item.get("words") or "")))
+        words = item.get("words")
+        found.append(Segment(speaker, float(start), float(end), words if isinstance(words, str) else str(words or "")))
     return sorted(found, key=lambda s: (s.start, s.end)) or None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -38,7 +39,7 @@ from scorelake.transforms.sources._files import (
     read_bytes,
     validate,
 )
-from scorelake.transforms.sources._session import Session, stat_token
+from scorelake.transforms.sources._session import ABSENT, Session, stat_token, stat_token_of
 from scorelake.transforms.sources.nemo._listing import (
     AUDIO_FILE,
     SEGMENTS_FILE,
@@ -199,7 +200,13 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instru
                             instructions)
 
     audio = f"{folder}/{AUDIO_FILE}"
-    audio = audio if os.path.isfile(audio) and inside(os.path.realpath(audio), os.path.realpath(root)) else None
+    try:
+        found = os.stat(audio)
+    except OSError:
+        found = None
+    seen[audio] = ABSENT if found is None else stat_token_of(found)  # the fingerprint's: no second stat
+    audio = (audio if found is not None and stat.S_ISREG(found.st_mode)
+             and inside(os.path.realpath(audio), os.path.realpath(root)) else None)
     row = voice_row(key, segments, contexts["agent"], contexts["user"], entities, audio,
                     lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}"))
     return [row] if row else []
