@@ -35,20 +35,24 @@ class Maintenance:
             if not dead.is_empty():
                 self.tables.delete(table, is_in("generation", dead["generation"]))
 
-    def compact(self) -> None:
-        """Drop dead generations, bin-pack each table's small files (Delta optimize), then remove
-        the files no version of the last ``HISTORY_DAYS`` days reads (vacuum) and checkpoint the log."""
+    def compact(self, every_table: bool = True) -> None:
+        """Drop dead generations, rewrite each table of more than one file (``every_table``: each
+        table that has files) into as few as it takes, then remove the files no version of the last
+        ``HISTORY_DAYS`` days reads (vacuum) and checkpoint the log. A rewrite, not Delta's optimize:
+        delta-rs's optimize writes strings as ``string_view``, which Daft cannot read."""
         self.drop_dead_generations()
         for table in TABLES:
-            self.tables.commit(table, lambda snapshot, properties: snapshot.optimize.compact(commit_properties=properties))
+            files = len(self.tables.files(table))
+            if files > 1 or (every_table and files):
+                self.tables.rewrite(table)
             dt = self.tables.delta_table(table)
             dt.vacuum(dry_run=False)
             dt.create_checkpoint()
             dt.cleanup_metadata()
-        self.log.record("compact", "dead generations dropped, files bin-packed (optimize), old files vacuumed")
+        self.log.record("compact", "dead generations dropped, files rewritten together, old files vacuumed")
 
     def compact_if_fragmented(self) -> bool:
         if sum(len(self.tables.files(t)) for t in TABLES) <= COMPACT_AFTER_FILES:
             return False
-        self.compact()
+        self.compact(every_table=False)
         return True

@@ -63,6 +63,31 @@ def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:
     return df.select(pl.col(name).cast(dtype) for name, dtype in SCHEMAS[table].items())
 
 
+def arrow_rows(table: str, df: pl.DataFrame):
+    """``df`` conformed, as the Arrow data written to the table: strings as ``large_string``. Polars
+    hands its strings over as ``string_view``, which delta-rs would write as is, and engines that
+    read Delta tables without that type (Daft, PyArrow's filters) could not read the files."""
+    return conform(table, df).to_arrow(compat_level=pl.CompatLevel.oldest())
+
+
+def large_types(schema):
+    """An Arrow schema with every view or plain string type as ``large_string`` (binary likewise)."""
+    import pyarrow as pa
+
+    def large(t):
+        if pa.types.is_string_view(t) or pa.types.is_string(t):
+            return pa.large_string()
+        if pa.types.is_binary_view(t) or pa.types.is_binary(t):
+            return pa.large_binary()
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t):
+            return pa.large_list(pa.field(t.value_field.name, large(t.value_type), t.value_field.nullable))
+        if pa.types.is_struct(t):
+            return pa.struct([pa.field(f.name, large(f.type), f.nullable) for f in t])
+        return t
+
+    return pa.schema([pa.field(f.name, large(f.type), f.nullable, f.metadata) for f in schema], schema.metadata)
+
+
 class Tables:
     """The Delta tables under one root: where they are, their committed rows, the commit protocol."""
 
@@ -204,7 +229,7 @@ class Tables:
             from deltalake import write_deltalake
 
             read["current"] = self._rows("runs", snapshot).filter(pl.col("run_id").is_in(run_ids)).collect()
-            write_deltalake(snapshot, conform("runs", rows(read["current"])), mode="overwrite",
+            write_deltalake(snapshot, arrow_rows("runs", rows(read["current"])), mode="overwrite",
                             predicate=is_in("run_id", run_ids), commit_properties=properties)
 
         self.commit("runs", write)
@@ -276,7 +301,7 @@ class Tables:
         from deltalake import write_deltalake
 
         self.commit(table, lambda snapshot, properties: write_deltalake(
-            snapshot, conform(table, df), commit_properties=properties, **options), metadata)
+            snapshot, arrow_rows(table, df), commit_properties=properties, **options), metadata)
 
     def append(self, table: str, df: pl.DataFrame) -> None:
         if not df.is_empty():
@@ -302,7 +327,7 @@ class Tables:
             new = df.join(present, on="generation", how="anti")
             if not new.is_empty():
                 predicate = f"policy_id = {sql_literal(policy_id)} AND {is_in('generation', new['generation'])}"
-                write_deltalake(snapshot, conform(table, new), mode="overwrite", predicate=predicate,
+                write_deltalake(snapshot, arrow_rows(table, new), mode="overwrite", predicate=predicate,
                                 commit_properties=properties)
 
         self.commit(table, write)
@@ -312,7 +337,26 @@ class Tables:
         self.write(table, df, mode="overwrite")
 
     def delete(self, table: str, predicate: str) -> None:
-        self.commit(table, lambda snapshot, properties: snapshot.delete(predicate, commit_properties=properties))
+        """The rows ``predicate`` matches removed, in one commit: a predicate overwrite with no rows.
+        (delta-rs's own delete rewrites the files it keeps rows of with ``string_view`` strings.)"""
+        self.write(table, empty_frame(table), mode="overwrite", predicate=predicate)
+
+    def rewrite(self, table: str) -> None:
+        """The table's current rows rewritten into as few files as delta-rs makes, in one commit,
+        streamed (never whole in memory), every string a ``large_string``: compaction, which also
+        makes files an older scorelake wrote with ``string_view`` readable by every engine."""
+        import pyarrow as pa
+
+        def write(snapshot, properties) -> None:
+            from deltalake import write_deltalake
+
+            scanner = snapshot.to_pyarrow_dataset().scanner(batch_size=65_536)
+            schema = large_types(scanner.projected_schema)
+            batches = (batch.cast(schema) for batch in scanner.to_batches())
+            write_deltalake(snapshot, pa.RecordBatchReader.from_batches(schema, batches), mode="overwrite",
+                            commit_properties=properties)
+
+        self.commit(table, write)
 
     def set_run_group(self, run_ids: list[str], group: str) -> None:
         """The runs' ``run_group`` changed in place: one predicate overwrite of their ``runs`` rows."""
