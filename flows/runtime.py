@@ -120,6 +120,34 @@ class How:
         return orchestrate(self.prefect, self.task_runner, self.verbose, self.say)
 
 
+def _require_answering(address: str, timeout_s: float = 5.0) -> None:
+    """A Dask scheduler ``tcp://host:port`` that accepts a connection, or a clear error (Prefect's
+    engine would wait 30 s, then fail the flow with a traceback)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from scorelake.transforms.errors import InvalidArgument
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or not port:
+        raise InvalidArgument(f"--dask-address {address}: expected tcp://HOST:PORT")
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout_s).close()
+    except OSError as exc:
+        raise InvalidArgument(f"--dask-address {address} does not answer ({exc.strerror or exc})") from None
+
+
+def how_on(dask_address: str, prefect: bool | None, verbose: bool, say: Callable[[str], None]) -> How:
+    """A write command's tasks on the Dask cluster whose scheduler is at ``dask_address`` (checked to
+    answer first), as a Prefect flow."""
+    _require_answering(dask_address)
+    return How(prefect, verbose, say, "dask", dask_address)
+
+
 def ingest(how: How, *, warehouse: str, runs_dirs: list[str], force: bool = False, group: str | None = None,
            progress: bool = False) -> IngestResult:
     """The ingest flow (``flow_bodies.ingest``), where ``how`` says; its result says how it ran."""
@@ -145,9 +173,9 @@ def rescore(how: How, *, warehouse: str, policy_spec: str | None = None, policy_
     args = {"warehouse": warehouse, "policy_specs": [policy_spec] if policy_spec else None, "run_ids": run_ids,
             "policy_name": policy_name}
     if chosen.prefect:
-        from scorelake.flows.prefect_flows import rescore_flow
+        from scorelake.flows.prefect_flows import make_task_runner, rescore_flow
 
-        result = rescore_flow(**args)
+        result = rescore_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
     else:
         from scorelake.flows.flow_bodies import InProcess, rescore_policies
 
@@ -165,9 +193,9 @@ def rejudge(how: How, *, warehouse: str, judge: str, settings: dict, run_ids: li
             "only_errors": only_errors, "concurrency": concurrency, "api_key_env": api_key_env, "retries": retries,
             "backoff": backoff, "progress": progress, "repeat": repeat}
     if chosen.prefect:
-        from scorelake.flows.prefect_flows import rejudge_flow
+        from scorelake.flows.prefect_flows import make_task_runner, rejudge_flow
 
-        result = rejudge_flow(**args)
+        result = rejudge_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
     else:
         from scorelake.flows.flow_bodies import InProcess
         from scorelake.flows.flow_bodies import rejudge as rejudge_body

@@ -11,25 +11,6 @@ from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.results import IngestResult
 
 
-def require_answering(address: str, timeout_s: float = 5.0) -> None:
-    """A Dask scheduler ``tcp://host:port`` that accepts a connection, or a clear error (Prefect's
-    engine would wait 30 s, then fail the flow with a traceback)."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if not parts.hostname or not port:
-        raise InvalidArgument(f"--dask-address {address}: expected tcp://HOST:PORT")
-    try:
-        socket.create_connection((parts.hostname, port), timeout=timeout_s).close()
-    except OSError as exc:
-        raise InvalidArgument(f"--dask-address {address} does not answer ({exc.strerror or exc})") from None
-
-
 class Ingesting:
     def __init__(self, reads: Reads):
         self._reads = reads
@@ -52,9 +33,7 @@ class Ingesting:
         for root in roots:
             if not root.exists():
                 raise InvalidArgument(f"{root}: no such file or directory")
-        if dask_address:
-            require_answering(dask_address)
-            task_runner = "dask"
-        how = runtime.How(prefect, verbose, say, task_runner, dask_address)
+        how = (runtime.how_on(dask_address, prefect, verbose, say) if dask_address
+               else runtime.How(prefect, verbose, say, task_runner))
         return runtime.ingest(how, warehouse=self._reads.location, runs_dirs=[str(p.absolute()) for p in roots],
                               force=force, group=group, progress=progress)

@@ -26,8 +26,8 @@ class Judging:
                 seed: int | None = None, thinking_token_budget: int | None = None, timeout: float | None = None,
                 runs: Sequence[str] | None = None, only_errors: bool = False, base: str | None = None,
                 concurrency: int = 8, api_key_env: str | None = None, retries: int = 5, backoff: float = 0.5,
-                repeat: int = 1, prefect: bool | None = None, verbose: bool = False, progress: bool = False,
-                say: Callable[[str], None] = say_nothing) -> RejudgeResult:
+                repeat: int = 1, dask_address: str | None = None, prefect: bool | None = None,
+                verbose: bool = False, progress: bool = False, say: Callable[[str], None] = say_nothing) -> RejudgeResult:
         """Ask the judge ``judge`` about every stored judge input (of ``runs``, default all) it has
         not judged, through an OpenAI-compatible chat-completions ``url`` (default: each run's own
         --judge-url; likewise ``model`` and the sampling settings), with upstream's payload; the key
@@ -54,7 +54,8 @@ class Judging:
         settings = {"url": url, "model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature,
                     "top_p": top_p, "seed": seed, "thinking_token_budget": thinking_token_budget, "timeout": timeout,
                     "base": base}
-        return runtime.rejudge(runtime.How(prefect, verbose, say), warehouse=self._reads.location, judge=judge,
+        return runtime.rejudge(runtime.how_on(dask_address, prefect, verbose, say), warehouse=self._reads.location,
+                               judge=judge,
                                settings=settings, run_ids=list(runs) if runs else None, only_errors=only_errors,
                                concurrency=concurrency, api_key_env=api_key_env, retries=retries, backoff=backoff,
                                progress=progress, repeat=repeat)

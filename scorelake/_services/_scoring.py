@@ -60,8 +60,8 @@ class Scoring:
                 judge_enabled: bool | None = None, judge: str | None = None,
                 whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False,
                 review_rule: str | None = None, adjudicator: str | None = None,
-                runs: Sequence[str] | None = None, prefect: bool | None = None, verbose: bool = False,
-                say: Callable[[str], None] = say_nothing) -> RescoreResult:
+                runs: Sequence[str] | None = None, dask_address: str | None = None, prefect: bool | None = None,
+                verbose: bool = False, say: Callable[[str], None] = say_nothing) -> RescoreResult:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
         tables alone: a ``RescoreResult`` (the policy's name and id, the scenarios scored). Under a
         ``judge``, every stored judge input in scope must have been judged by it (``rejudge``). With
@@ -80,7 +80,8 @@ class Scoring:
         if not defined and not policy:
             raise InvalidArgument("give a policy name and/or the flags that define a policy")
         spec = Policy.checked(policy, **defined).spec_json() if defined else None
-        return runtime.rescore(runtime.How(prefect, verbose, say), warehouse=self._reads.location, policy_spec=spec,
+        return runtime.rescore(runtime.how_on(dask_address, prefect, verbose, say), warehouse=self._reads.location,
+                               policy_spec=spec,
                                policy_name=None if defined else policy, run_ids=list(runs) if runs else None)
 
     def policies(self) -> pl.DataFrame:

@@ -11,7 +11,17 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, emit, emitted, err, fail, pct, print_json, say, say_converted
-from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt, WideOpt
+from scorelake.cli._options import (
+    AsOfOpt,
+    DaskAddressOpt,
+    Format,
+    FormatOpt,
+    PrefectOpt,
+    RunsOpt,
+    VerboseOpt,
+    WarehouseOpt,
+    WideOpt,
+)
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import MAJORITY, RECORDED
@@ -49,6 +59,7 @@ def rejudge(
         help="Ask the same judge K times per input: the asks JUDGE#1..JUDGE#K (seed --seed + k, --seed default 0) "
              "and their majority JUDGE@majority; see judges --stability")] = 1,
     warehouse: WarehouseOpt = None,
+    dask_address: DaskAddressOpt = None,
     prefect: PrefectOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -74,7 +85,7 @@ def rejudge(
                         temperature=temperature, top_p=top_p, seed=seed, thinking_token_budget=thinking_token_budget,
                         timeout=timeout, runs=run, only_errors=only_errors, base=base, concurrency=concurrency,
                         api_key_env=api_key_env, retries=retries, backoff=backoff, repeat=repeat,
-                        prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
+                        dask_address=dask_address, prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
     say_converted(wh.location, result.converted)
     if result.recovered:
         err().print(f"{result.recovered} judgements of an interrupted rejudge recovered from its journal")

@@ -26,5 +26,7 @@ WideOpt = Annotated[bool, typer.Option("--wide", help="Every column, in one tabl
 PrefectOpt = Annotated[bool, typer.Option(
     "--prefect", help="Run as a Prefect flow even with no API configured (a temporary local server)")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")]
+DaskAddressOpt = Annotated[Optional[str], typer.Option(
+    help="Scheduler address (tcp://HOST:PORT) of a Dask cluster to run the tasks on (a Prefect flow)")]
 RunsOpt = Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")]
 AlphaOpt = Annotated[float, typer.Option(help="Significance of the exact McNemar test that labels a change")]

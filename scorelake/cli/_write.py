@@ -11,7 +11,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, err, fail, say, say_converted
-from scorelake.cli._options import PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
+from scorelake.cli._options import DaskAddressOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
 
 
 @command
@@ -26,8 +26,7 @@ def ingest(
     task_runner: Annotated[str, typer.Option(
         help="Where the per-run tasks run: auto (a process per core once the runs to read hold about 1,000 "
              "scenarios, else threads), threads, processes, or dask (prefect-dask, a Prefect flow)")] = "auto",
-    dask_address: Annotated[Optional[str], typer.Option(
-        help="Scheduler address of an existing Dask cluster [default: a local multi-process cluster]")] = None,
+    dask_address: DaskAddressOpt = None,
     prefect: PrefectOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -102,6 +101,7 @@ def rescore(
         help="With --review-rule adjudicated: the reviewer who decides where reviewers disagree")] = None,
     run: RunsOpt = None,
     warehouse: WarehouseOpt = None,
+    dask_address: DaskAddressOpt = None,
     prefect: PrefectOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -117,7 +117,7 @@ def rescore(
                         strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
                         whitelists=_parse_whitelists(whitelist or []), reviews=reviews,
                         review_rule=review_rule and review_rule.value, adjudicator=adjudicator, runs=run,
-                        prefect=prefect or None, verbose=verbose, say=say)
+                        dask_address=dask_address, prefect=prefect or None, verbose=verbose, say=say)
     say_converted(wh.location, result.converted)
     err().print(f"policy '{result.policy}' ({result.policy_id}, judge {result.judge}): {result.scenarios} "
                 f"scenarios scored; {result.ran}", highlight=False)

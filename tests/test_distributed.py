@@ -1,0 +1,120 @@
+"""The way past one machine: `ingest`, `rescore` and `rejudge` on a Dask cluster started apart (a
+`dask scheduler` and two `dask worker` processes, as a team runs them), the warehouse on object
+storage (the suite's S3-compatible server). Ingest's workers read the runs and hand their rows back;
+the flow is the one process that commits. A worker killed mid-run loses nothing: its work is done
+again on the worker left, and a run cut short is completed by the next."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.judge_server import JudgeServer, Reply
+
+pytestmark = pytest.mark.slow
+SESSIONS, PER_SESSION = 4, 1000
+
+
+@pytest.fixture
+def cluster(s3_server, tmp_path):
+    """A scheduler and two workers, each its own process group (a worker's nanny with it), the
+    workers with the object store's credentials in their environment as a team's would have."""
+    from distributed import Client
+
+    bin_dir = Path(sys.executable).parent
+    scheduler_file = tmp_path / "scheduler.json"
+    logs = tmp_path / "dask"
+    logs.mkdir()
+
+    def start(name: str, *args: str) -> subprocess.Popen:
+        with open(logs / f"{name}.log", "w") as log:
+            return subprocess.Popen([str(bin_dir / "dask"), *args], stdout=log, stderr=subprocess.STDOUT,
+                                    env={**os.environ, **s3_server}, start_new_session=True)
+
+    processes = {"scheduler": start("scheduler", "scheduler", "--scheduler-file", str(scheduler_file),
+                                    "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0")}
+    deadline = time.monotonic() + 60
+    while not scheduler_file.exists():
+        assert time.monotonic() < deadline, (logs / "scheduler.log").read_text()
+        time.sleep(0.1)
+    for name in ("w1", "w2"):
+        processes[name] = start(name, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1",
+                                "--nthreads", "1", "--no-dashboard", "--name", name)
+    client = Client(scheduler_file=str(scheduler_file), timeout=30)
+    client.wait_for_workers(2, timeout=60)
+    try:
+        yield client, processes
+    finally:
+        client.close()
+        for process in processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes.values():
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def scorelake(*args: str, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "scorelake", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_ingest_rescore_and_rejudge_on_a_cluster_started_apart(prefect_server, cluster, s3_warehouse, tmp_path):
+    from prefect.settings import PREFECT_API_URL
+
+    from bench.bench import SOURCE
+    from bench.synth import build_store
+
+    client, processes = cluster
+    address = client.scheduler.address
+    runs = tmp_path / "runs"
+    build_store(SOURCE, runs, SESSIONS * PER_SESSION, per_session=PER_SESSION)
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_LOGGING_LEVEL": "ERROR"}
+
+    # one worker (nanny and all: a machine gone) killed while it reads a session
+    ingest = scorelake("ingest", str(runs), "-w", s3_warehouse, "--dask-address", address, env=env)
+    killed = None
+    while ingest.poll() is None and killed is None:
+        busy = [w for w, tasks in client.processing().items() if tasks]
+        if busy:
+            killed = client.scheduler_info()["workers"][busy[0]]["name"]
+            os.killpg(processes[killed].pid, signal.SIGKILL)
+        time.sleep(0.02)
+    out, err = ingest.communicate(timeout=600)
+    assert killed, "the ingest ended before any task ran on a worker"
+    # its session was read again on the worker left; had it not been, the next ingest would read it
+    again = scorelake("ingest", str(runs), "-w", s3_warehouse, "--dask-address", address, env=env)
+    again_out, again_err = again.communicate(timeout=600)
+    assert again.returncode == 0, again_err
+    assert ingest.returncode == 0, err  # Dask gave the lost task to the worker left
+    assert f"{SESSIONS} ingested" in err and f"0 ingested, {SESSIONS} unchanged" in again_err
+    scenarios = pl.read_delta(f"{s3_warehouse}/scenarios")
+    assert scenarios.height == SESSIONS * PER_SESSION  # nothing lost, nothing twice
+    assert scenarios.select("run_id", "scenario_name").n_unique() == scenarios.height
+
+    rescore = scorelake("rescore", "--policy", "lenient", "--judge-threshold", "0.5", "-w", s3_warehouse,
+                        "--dask-address", address, env=env)
+    _, rescore_err = rescore.communicate(timeout=600)
+    assert rescore.returncode == 0, rescore_err
+    assert f"{SESSIONS * PER_SESSION} scenarios scored" in rescore_err
+
+    first_run = sorted(scenarios["run_id"].unique())[0]
+    with JudgeServer(lambda payload, n: Reply(content=json.dumps({"score": 0.9, "reason": "fine"}))) as judge:
+        rejudge = scorelake("rejudge", "--judge", "again", "--judge-url", judge.url, "--run", first_run,
+                            "-w", s3_warehouse, "--dask-address", address, env={**env, "JUDGE_API_KEY": "k"})
+        _, rejudge_err = rejudge.communicate(timeout=600)
+    assert rejudge.returncode == 0, rejudge_err
+    judged = pl.read_delta(f"{s3_warehouse}/judgements").filter(pl.col("judge") == "again")
+    askable = pl.read_delta(f"{s3_warehouse}/judge_inputs").filter((pl.col("run_id") == first_run) & pl.col("askable"))
+    assert judged.height == askable.height > 0 and judged["score"].unique().to_list() == [0.9]
+    assert "ran as a Prefect flow" in rejudge_err
