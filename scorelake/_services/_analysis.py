@@ -147,8 +147,8 @@ class Analysis:
             voice = query("report_voice", policy_id=policy_id)
             linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
             linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
-            pages = {key: explain(self._reading.evidence_under(*key, policy, policy_id), limit=2000)
-                     for key in list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES]}
+            found = self._reading.evidence_of(list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES], policy, policy_id)
+            pages = {key: explain(evidence, limit=2000) for key, evidence in found.items()}
         return render_report(history, runs, comparison, stalled, policy, pages, latency, voice)
 
     def latency(self, runs: Sequence[str] | None = None, by: Literal["domain", "scenario"] = "domain") -> pl.DataFrame:

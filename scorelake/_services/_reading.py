@@ -123,21 +123,37 @@ class Reading:
             return self.evidence_under(run, scenario, policy, self._reads.scoped(policy, run))
 
     def evidence_under(self, run: str, scenario: str, policy: str, policy_id: str) -> Evidence:
-        """``evidence`` of a run and policy already known to exist (the report asks for many)."""
+        """``evidence`` of a run and policy already known to exist."""
+        found = self.evidence_of([(run, scenario)], policy, policy_id)
+        if not found:
+            raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
+        return found[(run, scenario)]
+
+    def evidence_of(self, keys: Sequence[tuple[str, str]], policy: str, policy_id: str) -> dict[tuple[str, str], Evidence]:
+        """``evidence`` of each (run, scenario) of ``keys`` the warehouse holds, under a policy known to
+        exist: each part of it asked for once for all of them (a report asks for a thousand)."""
         query = self._reads.query
+        wanted = list(dict.fromkeys(keys))
+        asked = {"run_ids": sorted({run for run, _ in wanted}), "scenarios": sorted({name for _, name in wanted}),
+                 "keys": [f"{run}\x1f{name}" for run, name in wanted]}
         with self._reads.connection():
-            found = query("scenario", run_id=run, scenario=scenario, policy_id=policy_id)
-            if found.is_empty():
-                raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
-            row = found.row(0, named=True)
-            judge = records(Judgement, query("scenario_judge", run_id=run, scenario=scenario, judge=row["judge"]))
-            return Evidence(run, policy, row,
-                            records(ItemVerdict, query("scenario_verdicts", run_id=run, scenario=scenario,
-                                                       judge=row["judge"])),
-                            judge[0] if judge else None,
-                            records(Turn, query("scenario_turns", run_id=run, scenario=scenario)),
-                            records(ToolCall, query("scenario_tool_calls", run_id=run, scenario=scenario)),
-                            records(StandingReview, query("scenario_reviews", run_id=run, scenario=scenario)),
-                            next(iter(records(JudgeInput, query("scenario_judge_input", run_id=run,
-                                                                scenario=scenario))), None),
-                            next(iter(records(Task, query("scenario_task", run_id=run, scenario=scenario))), None))
+            rows = {(row["run_id"], row["scenario_name"]): row
+                    for row in query("scenario", **asked, policy_id=policy_id).iter_rows(named=True)}
+            if not rows:
+                return {}
+            judge = next(iter(rows.values()))["judge"]  # the policy's: one for every scenario
+
+            def parts(name: str, kind: type, **params) -> dict[tuple[str, str], list]:
+                frame = query(name, **asked, **params)
+                return {key: records(kind, part) for key, part in
+                        frame.partition_by("run_id", "scenario_name", as_dict=True, maintain_order=True).items()}
+
+            judged = parts("scenario_judge", Judgement, judge=judge)
+            verdicts = parts("scenario_verdicts", ItemVerdict, judge=judge)
+            turns, calls = parts("scenario_turns", Turn), parts("scenario_tool_calls", ToolCall)
+            reviews = parts("scenario_reviews", StandingReview)
+            inputs, tasks = parts("scenario_judge_input", JudgeInput), parts("scenario_task", Task)
+        first = lambda found, key: (found.get(key) or [None])[0]  # noqa: E731
+        return {key: Evidence(key[0], policy, rows[key], verdicts.get(key, []), first(judged, key), turns.get(key, []),
+                              calls.get(key, []), reviews.get(key, []), first(inputs, key), first(tasks, key))
+                for key in wanted if key in rows}
