@@ -6,8 +6,9 @@ what grows faster than the scenarios shows (run on demand, not in CI; writes ben
 ``--ingested N``: a store of N scenarios (sessions of 500, whole scenario folders: ``bench.synth``)
 ingested against the single-thread parse floor (time, ratio, peak memory) and re-ingested with no
 change. ``--replicated N``: the largest ingested warehouse's runs copied under new run ids to N
-scenarios (``bench.bench.REPLICATE``): a store of 1,000,000 whole scenario folders holds about 13
-million files and folders, more inodes than this machine's disk has free. Then at every size:
+scenarios (``bench.bench.REPLICATE``). A store of 1,000,000 whole scenario folders holds about 13
+million files and folders, more inodes than this machine's disk has free: it is built on a file
+system of its own (``--work`` on a loop-mounted ext4 image made with enough inodes). Then at every size:
 ``rates``, ``compare`` of two runs, ``latency``, ``voice``, ``rescore`` under a new policy, the
 report, and the viewer's run page and review queue (each timed once warm, median of three).
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench import PARSE_FLOOR, REPLICATE, SOURCE, phase, scorelake_command  # noqa: E402
+from bench.bench import PARSE_FLOOR, REPLICATE, SOURCE, drop_caches, phase, scorelake_command  # noqa: E402
 
 ROUNDS = 3
 
@@ -85,12 +86,12 @@ def pages(warehouse: Path, run: str) -> dict:
         server.wait(timeout=30)
 
 
-def commands(warehouse: Path, policy: str) -> dict:
+def commands(warehouse: Path, n: int) -> dict:
     """Every command at one size, on its warehouse."""
     import scorelake
 
     runs = scorelake.open(warehouse).runs()["run_id"].to_list()
-    w = ["-w", str(warehouse)]
+    w, policy = ["-w", str(warehouse)], f"scale-{n}"
     return {
         "runs": len(runs),
         "rates": timed("rates", *w),
@@ -98,14 +99,17 @@ def commands(warehouse: Path, policy: str) -> dict:
         "latency": timed("latency", *w),
         "voice": timed("voice", *w),
         # a new policy: every scenario scored once (a second call would find it scored)
-        "rescore": scorelake_command("rescore", "--policy", policy, "--judge-threshold", "0.61", *w),
+        # (a threshold of its own per size: a replicated warehouse holds the policies of the one copied)
+        "rescore": scorelake_command("rescore", "--policy", policy, "--judge-threshold", f"{0.5 + n / 1e8:g}", *w),
         "report": timed("report", "-o", str(warehouse.parent / f"{warehouse.name}.html"), *w),
         "viewer": pages(warehouse, runs[-1]),
     }
 
 
-def ingested(n: int, work: Path) -> tuple[Path, dict]:
-    """A store of ``n`` scenarios (built unless there), ingested against the parse floor."""
+def ingested(n: int, work: Path, cold: bool) -> tuple[Path, dict]:
+    """A store of ``n`` scenarios (built unless there), ingested against the parse floor: both from
+    the page cache, or with ``cold`` both from the disk (the page cache dropped before each: a store
+    larger than the memory cannot be read from the cache)."""
     from bench.synth import build_store
 
     store, warehouse = work / f"store_{n}", work / f"scale_{n}"
@@ -113,10 +117,15 @@ def ingested(n: int, work: Path) -> tuple[Path, dict]:
         build_store(SOURCE, store, n)
         (store / "done").write_text("")
     os.sync()
+    if not cold:
+        phase(PARSE_FLOOR.format(store=str(store)))  # the store read once: both measured from the page cache
+    cold = cold and drop_caches()
     floor = phase(PARSE_FLOOR.format(store=str(store)))
     shutil.rmtree(warehouse, ignore_errors=True)
+    if cold:
+        drop_caches()
     ingest = scorelake_command("ingest", str(store), "-w", str(warehouse))
-    report = {"parse_floor": floor, "ingest": ingest,
+    report = {"cold": cold, "parse_floor": floor, "ingest": ingest,
               "ingest_vs_parse_floor": ingest.get("seconds", float("nan")) / floor["seconds"],
               "reingest": scorelake_command("ingest", str(store), "-w", str(warehouse))}
     return warehouse, report
@@ -134,22 +143,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ingested", type=int, nargs="+", default=[10_000, 100_000, 500_000])
     parser.add_argument("--replicated", type=int, nargs="*", default=[1_000_000])
+    parser.add_argument("--cold", type=int, nargs="*", default=[],
+                        help="Sizes whose floor and ingest are both read from the disk (the page cache dropped)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/scorelake-bench"))
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "scale.json")
     args = parser.parse_args()
-    found: dict = {"machine": {"cpus": os.cpu_count()}, "sizes": {}}
+    # sizes measured before (another --work, say a file system with more inodes) kept, the new ones added
+    found: dict = json.loads(args.out.read_text()) if args.out.exists() else {"machine": {"cpus": os.cpu_count()},
+                                                                                "sizes": {}}
     save = lambda: args.out.write_text(json.dumps(found, indent=2))  # noqa: E731
     largest = None
     for n in args.ingested:
-        warehouse, report = ingested(n, args.work)
-        found["sizes"][str(n)] = {"ingested": report, **commands(warehouse, f"scale-{n}")}
+        warehouse, report = ingested(n, args.work, n in args.cold)
+        found["sizes"][str(n)] = {"ingested": report, **commands(warehouse, n)}
         largest = warehouse
         save()
         print(json.dumps({n: found["sizes"][str(n)]}), flush=True)
     for n in args.replicated:
         began = time.perf_counter()
         warehouse = replicated(n, largest, args.work)
-        found["sizes"][str(n)] = {"replicated_s": time.perf_counter() - began, **commands(warehouse, f"scale-{n}")}
+        found["sizes"][str(n)] = {"replicated_s": time.perf_counter() - began, **commands(warehouse, n)}
         save()
         print(json.dumps({n: found["sizes"][str(n)]}), flush=True)
 

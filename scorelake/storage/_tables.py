@@ -49,7 +49,7 @@ def is_in(column: str, values: Iterable[str]) -> str:
 
 
 def delta_schema(table: str):
-    """The table's declared schema as Delta's (through arro3: no pyarrow on the write path)."""
+    """The table's declared schema as Delta's (through arro3: creating the tables imports no pyarrow)."""
     from arro3.core import Table
     from deltalake import Schema
 
