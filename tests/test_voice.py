@@ -385,3 +385,10 @@ def test_tau_voice_ticks_read_as_segments_and_measured_by_the_same_panel(tmp_pat
     assert row["longest_silence_s"] == pytest.approx(0.4) and row["user_to_agent_wer"] is None
     segments = json.loads(wh.voice_of(row["run_id"], row["scenario_name"])["segments_json"])
     assert [s[0] for s in segments] == ["agent", "user", "agent"] and segments[0][3] == "hello there there there there"
+
+
+def test_a_context_of_odd_messages_is_measured_not_raised():
+    """Roles that are no strings (a list, an object) are no turns: measured as absent, never an error."""
+    odd = [{"role": []}, {"role": {"a": 1}}, {"role": "user", "content": "hi there"}, "text", None]
+    facts = heard_facts(odd, [{"role": ["user"]}, {"role": "assistant", "content": "hi there"}], lambda: [])
+    assert facts["user_to_agent_wer"] == 0.0 and facts["agent_to_user_wer"] is None

@@ -93,7 +93,8 @@ def _placed_turns(context: Any, side: str) -> dict[str, list[tuple[int, str]]] |
         return None
     placed: dict[str, list[tuple[int, str]]] = {"user": [], "assistant": []}
     for i, m in enumerate(context):
-        if isinstance(m, dict) and (role := m.get("role")) in placed and (text := _content(m)).strip():
+        if isinstance(m, dict) and isinstance(role := m.get("role"), str) and role in placed \
+                and (text := _content(m)).strip():
             placed[role].append((i, text))
     heard = placed["user"]
     if heard and heard[0][1].strip() in CUES[side]:
