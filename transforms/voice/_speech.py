@@ -118,18 +118,35 @@ def intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> 
 
 
 def _inside(t: float, segments: list[Segment]) -> Segment | None:
-    """The segment ``t`` lies strictly inside (``start < t < end``), if any."""
-    return next((s for s in segments if s.start < t < s.end), None)
+    """The first segment (of segments in order of start) ``t`` lies strictly inside
+    (``start < t < end``), if any."""
+    for s in segments:
+        if s.start >= t:  # every later one starts later still
+            return None
+        if t < s.end:
+            return s
+    return None
 
 
 def _speaking_at(t: float, segments: list[Segment]) -> bool:
-    return any(s.start <= t < s.end for s in segments)
+    """Whether one of the segments (in order of start) covers ``t`` (``start <= t < end``)."""
+    for s in segments:
+        if s.start > t:
+            return False
+        if t < s.end:
+            return True
+    return False
+
+
+def _in_order(segments: list[Segment]) -> list[Segment]:
+    return sorted(segments, key=lambda s: (s.start, s.end))  # as segments_of gives them: no work then
 
 
 def response_events(segments: list[Segment]) -> list[tuple[float, float | None]]:
     """tau2's response events adapted to segments: each user turn that ended with the agent silent
     (and no other user speech going on), as (its end, the start of the agent's answer), the answer
     None when the user spoke again first."""
+    segments = _in_order(segments)
     agent = [s for s in segments if s.speaker == AGENT]
     user = [s for s in segments if s.speaker == USER]
     events = []
@@ -146,6 +163,7 @@ def response_events(segments: list[Segment]) -> list[tuple[float, float | None]]
 def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
     """The per-scenario turn-taking facts (``VOICE_COLUMNS`` names) of a conversation's segments;
     ``word_count(text)`` counts words."""
+    segments = _in_order(segments)
     agent = [s for s in segments if s.speaker == AGENT]
     user = [s for s in segments if s.speaker == USER]
     agent_speech = union((s.start, s.end) for s in agent)
