@@ -141,11 +141,12 @@ def _require_answering(address: str, timeout_s: float = 5.0) -> None:
         raise InvalidArgument(f"--dask-address {address} does not answer ({exc.strerror or exc})") from None
 
 
-def how_on(dask_address: str | None, prefect: bool | None, verbose: bool, say: Callable[[str], None]) -> How:
+def how_on(dask_address: str | None, prefect: bool | None, verbose: bool, say: Callable[[str], None],
+           task_runner: str = "auto") -> How:
     """How a write command runs: its tasks on the Dask cluster whose scheduler is at ``dask_address``
-    (checked to answer first), as a Prefect flow; where configuration says without one."""
+    (checked to answer first), as a Prefect flow; without one, on ``task_runner``, where configuration says."""
     if dask_address is None:
-        return How(prefect, verbose, say)
+        return How(prefect, verbose, say, task_runner)
     _require_answering(dask_address)
     return How(prefect, verbose, say, "dask", dask_address)
 

@@ -33,7 +33,6 @@ class Ingesting:
         for root in roots:
             if not root.exists():
                 raise InvalidArgument(f"{root}: no such file or directory")
-        how = (runtime.how_on(dask_address, prefect, verbose, say) if dask_address
-               else runtime.How(prefect, verbose, say, task_runner))
+        how = runtime.how_on(dask_address, prefect, verbose, say, task_runner)
         return runtime.ingest(how, warehouse=self._reads.location, runs_dirs=[str(p.absolute()) for p in roots],
                               force=force, group=group, progress=progress)
