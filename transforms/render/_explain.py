@@ -86,8 +86,7 @@ class Explanation:
     task: Task | None = None  # what the scenario asked of the agent
 
 
-JUDGE_INPUT_SHOWN = 1500  # characters of the judge's input `show` prints
-TASK_SHOWN = 1500  # characters of the task `show` prints
+TEXT_SHOWN = 1500  # characters of a long text (the task, the judge's input and raw reply) `show` prints
 
 
 def mark(passed: Any) -> str:
@@ -360,10 +359,13 @@ def explain_text(e: Explanation, width: int = 100) -> str:
     lines = [*wrap(e.title), *wrap(f"{e.outcome}" + (f": failed by {', '.join(e.failed)}" if e.failed else ""))]
     for line in e.summary:
         lines += wrap(line, "  ", "  ")
+    def long_text(heading: str, text: str) -> list[str]:
+        """``text`` under ``heading``, cut at ``TEXT_SHOWN`` characters (the heading then says so)."""
+        cut = f" (the first {TEXT_SHOWN} characters; --format json for all)" if len(text) > TEXT_SHOWN else ""
+        return ["", *wrap(heading + cut), *wrap(_short(text, TEXT_SHOWN), "  ", "  ")]
+
     if e.task is not None:
-        cut = f", the first {TASK_SHOWN} characters (--format json for all)" if len(e.task.instructions) > TASK_SHOWN else ""
-        lines += ["", *wrap(f"the task ({e.task.origin}{cut})")]
-        lines += wrap(_short(e.task.instructions, TASK_SHOWN), "  ", "  ")
+        lines += long_text(f"the task ({e.task.origin})", e.task.instructions)
     lines += ["", "signals"]
     for sig in e.signals:
         lines += wrap(f"{sig.signal}: {sig.status}", "    ", "  ")
@@ -397,12 +399,9 @@ def explain_text(e: Explanation, width: int = 100) -> str:
         lines += ["", "the judge's reply"]
         lines += wrap(json.dumps(e.judge_reply, ensure_ascii=False), "  ", "  ")
     if e.judge_raw_reply is not None:
-        lines += ["", *wrap(f"the judge's reply as its model wrote it (the first {JUDGE_INPUT_SHOWN} characters; "
-                            "--format json for all)" if len(e.judge_raw_reply) > JUDGE_INPUT_SHOWN
-                            else "the judge's reply as its model wrote it")]
-        lines += wrap(_short(e.judge_raw_reply, JUDGE_INPUT_SHOWN), "  ", "  ")
+        lines += long_text("the judge's reply as its model wrote it", e.judge_raw_reply)
     if e.judge_input is not None and e.judge_input.user_content:
-        lines += ["", *wrap(f"what the judge was asked (its user content, the first {JUDGE_INPUT_SHOWN} "
+        lines += ["", *wrap(f"what the judge was asked (its user content, the first {TEXT_SHOWN} "
                             "characters; --format json for all, with the system prompt)")]
-        lines += wrap(_short(e.judge_input.user_content, JUDGE_INPUT_SHOWN), "  ", "  ")
+        lines += wrap(_short(e.judge_input.user_content, TEXT_SHOWN), "  ", "  ")
     return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -114,6 +114,11 @@ def tool_call_rows(key: dict, side: str, messages: list, heard_turns: list[str] 
     return rows
 
 
+def task_rows(key: dict, instructions: str | None, origin: str) -> list[dict]:
+    """The scenario's ``tasks`` row: what the user simulator was told (none when blank or absent)."""
+    return [{**key, "instructions": instructions, "origin": origin}] if instructions and instructions.strip() else []
+
+
 def judge_row(key: dict, doc: dict) -> dict:
     """``judge_result.json``: score, reason, whether the judge itself failed (upstream's ``Error: ...``
     reason: the endpoint down, or a reply it could not parse) and every extra key the judge returned

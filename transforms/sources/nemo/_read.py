@@ -22,6 +22,7 @@ from scorelake.transforms.sources._evidence import (
     action_verdict_rows,
     judge_input_rows,
     judge_row,
+    task_rows,
     tool_call_rows,
     turn_rows,
 )
@@ -293,7 +294,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     evidence["judge_inputs"], evidence["judge_prompts"] = (judge_input_rows(key, docs["judge"], metadata.nl_assertions)
                                                            if isinstance(docs.get("judge"), dict) else ([], []))
     instructions = _instructions(src, warnings, seen)
-    evidence["tasks"] = [{**key, "instructions": instructions, "origin": USER_PROMPT_FILE}] if instructions else []
+    evidence["tasks"] = task_rows(key, instructions, USER_PROMPT_FILE)
     evidence["voice"] = _voice_rows(key, src, contexts, instructions, warnings, seen)
     verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
     # never None: metrics.json was read, so the folder is a scenario

@@ -21,7 +21,7 @@ from typing import Any
 
 from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.scoring import Signal
-from scorelake.transforms.sources._evidence import message_turn_rows, tool_call_rows
+from scorelake.transforms.sources._evidence import message_turn_rows, task_rows, tool_call_rows
 from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
 from scorelake.transforms.sources._lineage import definition_columns, part_hash
 from scorelake.transforms.sources._session import Session
@@ -138,10 +138,6 @@ def _missing_checks(sim: Tau2Simulation, basis: list[str], task: dict | None) ->
     return missing
 
 
-def _task_rows(key: dict, instructions: str | None, origin: str) -> list[dict]:
-    return [{**key, "instructions": instructions, "origin": origin}] if instructions and instructions.strip() else []
-
-
 def tau2_instructions(task: dict | None) -> str | None:
     """A tau2 task's user scenario as text: its persona, then each instruction field on a line
     ("reason for call: ..."), as tau2 lays them out for the user simulator."""
@@ -182,7 +178,7 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
     evidence = {"turns": message_turn_rows(key, sim.messages),
                 "tool_calls": tool_call_rows(key, "agent", sim.messages),
-                "tasks": _task_rows(key, tau2_instructions(task), "tau2 task user_scenario")}
+                "tasks": task_rows(key, tau2_instructions(task), "tau2 task user_scenario")}
     voice = voice_row(key, tick_segments(sim.ticks), None, None, lambda: [])  # τ-voice: its full-duplex ticks
     if voice is not None:
         evidence["voice"] = [voice]
@@ -344,7 +340,7 @@ def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: Ta
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
     instruction = (rec.info.task or {}).get("instruction")
     return row, [], {"turns": message_turn_rows(key, rec.traj), "tool_calls": tool_call_rows(key, "agent", rec.traj),
-                     "tasks": _task_rows(key, instruction if isinstance(instruction, str) else None,
+                     "tasks": task_rows(key, instruction if isinstance(instruction, str) else None,
                                          "tau-bench task instruction")}
 
 
