@@ -114,7 +114,7 @@ def ingested(n: int, work: Path, cold: bool) -> tuple[Path, dict]:
 
     store, warehouse = work / f"store_{n}", work / f"scale_{n}"
     if not (store / "done").exists():
-        build_store(SOURCE, store, n)
+        build_store(SOURCE, store, n, resume=True)  # a big store's build, cut short, goes on
         (store / "done").write_text("")
     os.sync()
     if not cold:

@@ -26,16 +26,19 @@ def _templates(source: Path, whole: bool) -> list[tuple[str, dict[str, bytes]]]:
 
 
 def build_store(source: Path, target: Path, n_scenarios: int, whole: bool = True,
-                per_session: int = SCENARIOS_PER_SESSION) -> list[Path]:
+                per_session: int = SCENARIOS_PER_SESSION, resume: bool = False) -> list[Path]:
     """``n_scenarios`` scenarios in sessions of ``per_session`` under ``target`` (each scenario
-    folder ``whole``, or only the files scoring reads); returns the files."""
-    if target.exists():
+    folder ``whole``, or only the files scoring reads); returns the files written. ``resume``: the
+    sessions a build cut short left whole (their ``run_args.json``, written last, there) are kept."""
+    if target.exists() and not resume:
         shutil.rmtree(target)
     templates = _templates(source, whole)
     run_args = json.loads((source / "run_args.json").read_text())
     written: list[Path] = []
     for s in range(0, n_scenarios, per_session):
         session = target / f"eval_2030{s // per_session:08d}_000000"
+        if resume and (session / "run_args.json").exists():
+            continue
         names = []
         for i in range(s, min(s + per_session, n_scenarios)):
             template_name, files = templates[i % len(templates)]

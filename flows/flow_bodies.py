@@ -3,10 +3,11 @@ bodies, which fan the tasks out through a ``Fanout``.
 
 ``InProcess`` runs the tasks on a local thread or process pool (no orchestrator: what a one-shot
 command uses when no Prefect API is configured); ``flows.prefect_flows`` wraps the same functions as
-Prefect tasks and flows. Either way a task handles whole sessions or a whole policy, never a scenario, and
-the writer lock, the commit protocol and the progress bar are the same. Ingest tasks read; the
-flow scores and commits their results a batch of sessions at a time (one scoring pass and a handful
-of Delta commits per batch, not per session).
+Prefect tasks and flows. Either way a task handles whole sessions, a batch of runs or a batch of
+judge calls, never a scenario, and the writer lock, the commit protocol and the progress bar are the
+same. Tasks read and compute; the flow is the one process that commits what they hand back (an
+ingest's rows a batch of sessions at a time: one scoring pass and a handful of Delta commits per
+batch, not per session), so that tasks on a cluster's workers never write to the warehouse.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -37,6 +38,7 @@ from scorelake.transforms.pipeline import (
     REVIEW_LOCK_WAIT_S,
     BatchResult,
     Delivery,
+    JudgementCommitter,
     Review,
     api_key_from,
     check_policy,
@@ -61,6 +63,7 @@ from scorelake.transforms.pipeline import (
     rescore,
     save_judge,
     save_policy,
+    score_runs,
     store_reviews,
     stored_judges,
     stored_policies,
@@ -80,8 +83,10 @@ from scorelake.transforms.results import (
 from scorelake.transforms.scoring import Policy
 from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
 
-# Ingest tasks only read; re-score writes are idempotent (appends of rows no view shows until the
-# policy is stored), so a retry after a transient I/O error is safe.
+if TYPE_CHECKING:
+    import polars as pl
+
+# Ingest and re-score tasks only read, so a retry after a transient I/O error is safe.
 TASK_RETRIES = 2
 RETRY_DELAY_S = 1.0
 # Passes a re-score makes over runs that another writer re-ingested while it scored them.
@@ -93,14 +98,13 @@ COMMIT_BATCH_SCENARIOS = 5_000
 
 # ---- the task functions --------------------------------------------------------------------------
 
-def rescore_policy_job(warehouse: str, policy_name: str, policy_spec: str,
-                       run_ids: list[str] | None) -> tuple[str, int]:
-    """Score every stored run (or ``run_ids``) under one policy: its name and the scenarios scored."""
-    return policy_name, rescore(Store(warehouse), Policy.from_spec_json(policy_spec), run_ids)
+def score_runs_job(warehouse: str, policy_spec: str, runs: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Score a batch of stored runs under a policy: their rows of each policy table, for the flow to commit."""
+    return score_runs(Store(warehouse), Policy.from_spec_json(policy_spec), runs)
 
 
-# Retried when they fail (they only read, or write idempotently); a rejudge batch is not: its calls cost money.
-RETRIED_JOBS = frozenset({ingest_sessions_job, rescore_policy_job})
+# Retried when they fail (they only read); a rejudge batch is not: its calls cost money.
+RETRIED_JOBS = frozenset({ingest_sessions_job, score_runs_job})
 
 
 def _scenarios_in(path: Path) -> int:
@@ -199,9 +203,8 @@ class Fanout(Protocol):
     # live progress bar); False: each batch its own task run (Prefect)
     streams: bool
 
-    def run(self, job: Callable, calls: list[tuple], on_answer: Callable | None = None) -> Iterator:
-        """``job(*call)`` for every call, results in the order they complete (``on_answer``: passed
-        to a rejudge job where the fan-out runs in this process, for the progress bar)."""
+    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
+        """``job(*call)`` for every call, results in the order they complete."""
 
     def log(self, level: str, message: str) -> None: ...
 
@@ -244,12 +247,10 @@ class InProcess:
 
     streams = True
 
-    def run(self, job: Callable, calls: list[tuple], on_answer: Callable | None = None) -> Iterator:
+    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
         if not calls:
             return
         run = functools.partial(_with_retries, job) if job in RETRIED_JOBS else job
-        if on_answer is not None:
-            run = functools.partial(run, on_answer=on_answer)
         with self._executor(job, calls) as pool:
             for future in as_completed([pool.submit(run, *call) for call in calls]):
                 yield future.result()
@@ -348,9 +349,9 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
     with store.lock.hold():
         converted = prepare_for_writing(store)
         policies = _policies_to_score(store, policy_specs, policy_name, run_ids)
-        calls = [(store.location, p.name, p.spec_json(), run_ids) for p in policies]
-        scored = dict(fanout.run(rescore_policy_job, calls))
+        scored = {}
         for policy in policies:
+            scored[policy.name] = rescore(store, policy, run_ids, _score_on(fanout, store, policy))
             stored = save_policy(store, policy)
             # runs another writer re-ingested while they were scored have a new generation: scored too,
             # until none is left unscored (on object storage only: locally the writer lock keeps
@@ -369,12 +370,31 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
                          chosen and (chosen.judge or RECORDED), converted)
 
 
+# A re-score's batches scored at once by a fan-out's tasks: one committing while the next is scored,
+# as in one process (each batch's frames are held until committed).
+SCORED_AT_ONCE = 2
+
+
+def _score_on(fanout: Fanout, store: Store, policy: Policy) -> Callable | None:
+    """How a re-score's batches are scored: here (None) where the fan-out is this process, else as its
+    tasks (on a cluster's workers), ``SCORED_AT_ONCE`` batches at a time."""
+    if fanout.streams:
+        return None
+
+    def score_batches(batches: list) -> Iterator[dict]:
+        calls = [(store.location, policy.spec_json(), batch) for batch in batches]
+        for start in range(0, len(calls), SCORED_AT_ONCE):
+            yield from fanout.run(score_runs_job, calls[start:start + SCORED_AT_ONCE])
+
+    return score_batches
+
+
 def rejudge_job(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
-                retry: RetryPolicy, on_answer: Callable[[Tally], None] = lambda tally: None) -> BatchResult:
-    """Ask the judge about one batch of stored inputs and commit its answers (the key is read here,
-    never passed as a parameter a flow run would record)."""
+                retry: RetryPolicy) -> BatchResult:
+    """Ask the judge about one batch of stored inputs; their judgements come back with the result,
+    for the flow to commit (the key is read here, never passed as a parameter a flow run would record)."""
     return judge_batch(Store(warehouse), JudgeSpec.model_validate_json(spec_json), keys, concurrency=concurrency,
-                       api_key=api_key_from(api_key_env), policy=retry, on_answer=on_answer)
+                       api_key=api_key_from(api_key_env), policy=retry)
 
 
 def rejudge(fanout: Fanout, warehouse: str, judge: str, settings: dict | None = None, run_ids: list[str] | None = None,
@@ -413,7 +433,8 @@ def rejudge_one(fanout: Fanout, warehouse: str, judge: str, settings: dict | Non
     every stored judge input it has not judged (taking over its base judge's judgements that did not
     fail; ``only_errors``: its own failed ones asked again too, and the base defaults to the runs' own
     judge), a batch at a time through ``fanout``: one stream of calls here with a live progress bar,
-    or a Prefect task per batch."""
+    or a Prefect task per batch. Either way the answers are journalled and committed here, as they
+    come (a task's with its batch)."""
     store = Store(warehouse)
     store.tables.require(writing=True)
     retry = RetryPolicy(attempts=retries + 1, backoff_s=backoff)
@@ -450,8 +471,14 @@ def rejudge_one(fanout: Fanout, warehouse: str, judge: str, settings: dict | Non
                                    if total.done else batch.refused)
 
         def ask(keys, calls_at_once: int, policy: RetryPolicy) -> BatchResult:
+            if fanout.streams:  # in this process: each answer committed as it comes, the bar redrawn
+                return judge_batch(store, spec, keys, concurrency=calls_at_once, api_key=api_key_from(api_key_env),
+                                   policy=policy, on_answer=advanced, keep=committer.add)
             call = (warehouse, spec_json, keys, calls_at_once, api_key_env, policy)
-            return list(fanout.run(rejudge_job, [call], on_answer=advanced))[0]
+            batch = list(fanout.run(rejudge_job, [call]))[0]
+            for row in batch.rows:
+                committer.add(row)
+            return batch
 
         def keep_judge() -> None:
             with store.lock.hold(COMMIT_LOCK_WAIT_S):
@@ -460,18 +487,20 @@ def rejudge_one(fanout: Fanout, warehouse: str, judge: str, settings: dict | Non
                     store.views.build()
 
         try:
-            # One call first, alone: a refused key, a wrong URL or model stops the command here (any
-            # 4xx but 408 and 429, the judge's own message shown), with nothing stored.
-            if plan.todo.height:
-                add(ask(plan.todo.head(1), 1, dataclasses.replace(retry, alone=True)))
-            if plan.copied.height:
-                commit_judgements(store, plan.copied, f"judge {spec.name}: {plan.copied.height} judgements without a call")
-            # In-process one stream of calls; a Prefect task per batch (each batch's last calls leave the
-            # concurrency idle while they finish)
-            rest = plan.todo.slice(1)
-            size = max(rest.height, 1) if fanout.streams else JUDGE_BATCH
-            for batch in (rest.slice(i, size) for i in range(0, rest.height, size)):
-                add(ask(batch, concurrency, retry))
+            with JudgementCommitter(store, spec.name) as committer:  # left once every answer is committed
+                # One call first, alone: a refused key, a wrong URL or model stops the command here (any
+                # 4xx but 408 and 429, the judge's own message shown), with nothing stored.
+                if plan.todo.height:
+                    add(ask(plan.todo.head(1), 1, dataclasses.replace(retry, alone=True)))
+                if plan.copied.height:
+                    commit_judgements(store, plan.copied,
+                                      f"judge {spec.name}: {plan.copied.height} judgements without a call")
+                # In-process one stream of calls; a Prefect task per batch (each batch's last calls leave
+                # the concurrency idle while they finish)
+                rest = plan.todo.slice(1)
+                size = max(rest.height, 1) if fanout.streams else JUDGE_BATCH
+                for batch in (rest.slice(i, size) for i in range(0, rest.height, size)):
+                    add(ask(batch, concurrency, retry))
         except JudgeUnavailable as down:
             if new and not total.answered and not plan.copied.height:  # it never answered: nothing of it is kept, its name stays free
                 forget_judge(store, spec.name)

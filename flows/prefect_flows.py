@@ -10,10 +10,12 @@ Prefect: ``flows.runtime`` does so only when a flow runs through Prefect.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Callable, Iterator
 
+import polars as pl
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
@@ -24,7 +26,7 @@ from scorelake.flows.flow_bodies import (
     TASK_RETRIES,
     ingest_sessions_job,
     rejudge_job,
-    rescore_policy_job,
+    score_runs_job,
 )
 from scorelake.judge_client import RetryPolicy
 from scorelake.transforms.errors import InvalidArgument
@@ -77,13 +79,21 @@ def ingest_sessions_task(sessions: list[tuple[str, str, str, str | None]]) -> In
     return ingested
 
 
-@task(name="rescore-policy", retries=TASK_RETRIES, retry_delay_seconds=RETRY_DELAY_S, cache_policy=NO_CACHE,
-      task_run_name="rescore {policy_name}")
-def rescore_task(warehouse: str, policy_name: str, policy_spec: str, run_ids: list[str] | None) -> tuple[str, int]:
-    return rescore_policy_job(warehouse, policy_name, policy_spec, run_ids)
+def _score_task_name() -> str:
+    from prefect.runtime import task_run
+
+    runs = task_run.parameters["runs"]["run_id"]
+    policy = json.loads(task_run.parameters["policy_spec"])["name"]
+    return f"score {policy}: {runs[0]}" + (f" and {len(runs) - 1} more runs" if len(runs) > 1 else "")
 
 
-# Not retried: a batch's calls cost money, and its answers are journalled and kept whatever happens.
+@task(name="score-runs", retries=TASK_RETRIES, retry_delay_seconds=RETRY_DELAY_S, cache_policy=NO_CACHE,
+      task_run_name=_score_task_name)
+def score_runs_task(warehouse: str, policy_spec: str, runs: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    return score_runs_job(warehouse, policy_spec, runs)
+
+
+# Not retried: a batch's calls cost money. Its answers come back to the flow, which journals and commits them.
 @task(name="rejudge-batch", cache_policy=NO_CACHE, task_run_name="judge a batch of calls")
 def rejudge_batch_task(warehouse: str, spec_json: str, keys, concurrency: int, api_key_env: str | None,
                        retry: RetryPolicy) -> BatchResult:
@@ -96,12 +106,11 @@ def rejudge_batch_task(warehouse: str, spec_json: str, keys, concurrency: int, a
 class PrefectTasks:
     """The fan-out of a flow run: each task function submitted as its Prefect task to the flow's task runner."""
 
-    TASKS = {ingest_sessions_job: ingest_sessions_task, rescore_policy_job: rescore_task,
+    TASKS = {ingest_sessions_job: ingest_sessions_task, score_runs_job: score_runs_task,
              rejudge_job: rejudge_batch_task}
     streams = False
 
-    def run(self, job: Callable, calls: list[tuple], on_answer: Callable | None = None) -> Iterator:
-        """(``on_answer`` is not passed to a task run: a flow run shows its progress in Prefect's UI.)"""
+    def run(self, job: Callable, calls: list[tuple]) -> Iterator:
         futures = [self.TASKS[job].submit(*call) for call in calls]
         for future in as_completed(futures):
             yield future.result()

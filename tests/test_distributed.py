@@ -1,14 +1,16 @@
 """The way past one machine: `ingest`, `rescore` and `rejudge` on a Dask cluster started apart (a
 `dask scheduler` and two `dask worker` processes, as a team runs them), the warehouse on object
-storage (the suite's S3-compatible server). Ingest's workers read the runs and hand their rows back;
-the flow is the one process that commits. A worker killed mid-run loses nothing: its work is done
-again on the worker left, and a run cut short is completed by the next."""
+storage (the suite's S3-compatible server). The workers read the runs, score batches of runs and ask
+the judge, and hand back what they made; the flow is the one process that commits (every commit
+names its process). A worker killed mid-run loses nothing: its work is done again on the worker
+left, and a run cut short is completed by the next."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -118,3 +120,16 @@ def test_ingest_rescore_and_rejudge_on_a_cluster_started_apart(prefect_server, c
     askable = pl.read_delta(f"{s3_warehouse}/judge_inputs").filter((pl.col("run_id") == first_run) & pl.col("askable"))
     assert judged.height == askable.height > 0 and judged["score"].unique().to_list() == [0.9]
     assert "ran as a Prefect flow" in rejudge_err
+
+    # one committer: every commit to every table made by a command's own process, none by a worker
+    from deltalake import DeltaTable
+
+    from scorelake.storage import COMMITTER_KEY, TABLES
+
+    command = {name: f"{socket.gethostname()}:{p.pid}" for name, p in (
+        ("ingest", ingest), ("again", again), ("rescore", rescore), ("rejudge", rejudge))}
+    commits = {(table, entry[COMMITTER_KEY]) for table in TABLES
+               for entry in DeltaTable(f"{s3_warehouse}/{table}").history() if COMMITTER_KEY in entry}
+    assert {"scores", "judgements", "scenarios"} <= {table for table, _ in commits}
+    assert {committer for _, committer in commits} <= set(command.values()), commits
+    assert {("scores", command["rescore"]), ("judgements", command["rejudge"])} <= commits

@@ -33,12 +33,13 @@ class Maintenance:
         return self._reads.store.log.version()
 
     def versions(self) -> pl.DataFrame:
-        """``log()`` as a table: version, committed_at, operation, detail, table_versions (JSON)."""
+        """``log()`` as a table: version, committed_at, operation, detail, table_versions (JSON), committer."""
         return pl.DataFrame([{"version": c.version, "committed_at": c.committed_at, "operation": c.operation,
-                              "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True)}
-                             for c in self.log()],
+                              "detail": c.detail, "table_versions": json.dumps(c.table_versions, sort_keys=True),
+                              "committer": c.committer} for c in self.log()],
                             schema={"version": pl.Int64, "committed_at": pl.Datetime("us", "UTC"),
-                                    "operation": pl.String, "detail": pl.String, "table_versions": pl.String})
+                                    "operation": pl.String, "detail": pl.String, "table_versions": pl.String,
+                                    "committer": pl.String})
 
     def check(self) -> CheckResult:
         """Verify the committed state: every run's rows complete, every stored policy scored; warn of

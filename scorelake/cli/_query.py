@@ -285,9 +285,11 @@ def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: Wid
     for c in commits:  # the tables each step changed (from their creation, version 0), at the version it left them
         before = before or dict.fromkeys(c.table_versions, 0)
         changed = " ".join(f"{t}@{v}" for t, v in sorted(c.table_versions.items()) if before.get(t) != v)
-        cells.append([str(c.version), c.committed_at.strftime("%Y-%m-%d %H:%M:%S"), c.operation, c.detail, changed])
+        cells.append([str(c.version), c.committed_at.strftime("%Y-%m-%d %H:%M:%S"), c.operation, c.detail, changed,
+                      c.committer or ""])
         before = c.table_versions
-    show_grid(Grid(["version", "committed (UTC)", "operation", "what", "tables changed"], cells, right={"version"}))
+    show_grid(Grid(["version", "committed (UTC)", "operation", "what", "tables changed", "by (host:pid)"], cells,
+                   right={"version"}))
 
 
 POLICY_FIELDS = {"judge": "judge", "reviews": "reviews", "judge_threshold": "threshold", "min_agent_turns": "min turns",

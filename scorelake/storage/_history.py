@@ -9,19 +9,21 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from scorelake.storage._tables import TABLES, Tables
+from scorelake.storage._tables import COMMITTER_KEY, TABLES, Tables
 from scorelake.transforms.errors import InvalidArgument, NotFound
 
 
 @dataclass(frozen=True)
 class Commit:
-    """One write step as ``commits`` recorded it: the warehouse version and each table's version."""
+    """One write step as ``commits`` recorded it: the warehouse version and each table's version,
+    and the process that made it (``host:pid``; None for steps of a scorelake that did not record it)."""
 
     version: int
     committed_at: datetime
     operation: str
     detail: str
     table_versions: dict[str, int]
+    committer: str | None = None
 
 
 class CommitLog:
@@ -47,7 +49,7 @@ class CommitLog:
         entries = [h for h in self.tables.delta_table("commits").history() if "scorelake.operation" in h]
         return sorted((Commit(h["version"], datetime.fromtimestamp(h["timestamp"] / 1000, UTC),
                               h["scorelake.operation"], h["scorelake.detail"],
-                              json.loads(h["scorelake.table_versions"])) for h in entries),
+                              json.loads(h["scorelake.table_versions"]), h.get(COMMITTER_KEY)) for h in entries),
                       key=lambda c: c.version)
 
     def as_of(self, when: str) -> Commit:

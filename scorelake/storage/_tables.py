@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import secrets
+import socket
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -30,6 +31,7 @@ TABLE_CONFIG = {"delta.deletedFileRetentionDuration": f"interval {HISTORY_DAYS} 
                 "delta.logRetentionDuration": f"interval {HISTORY_DAYS} days"}
 COMMIT_RETRIES = 10
 STEP_KEY = "scorelake.step"  # commit metadata: which attempt of which write step made the commit
+COMMITTER_KEY = "scorelake.committer"  # commit metadata: the process that made it, "host:pid"
 DB_FILE = "scorelake.duckdb"  # local only: the view database (see _views)
 CREATING = ".creating"  # local only: see Tables.creating_marker
 
@@ -281,7 +283,8 @@ class Tables:
             base, tag = snapshot.version(), secrets.token_hex(8)  # (a write moves the snapshot on)
             crash_point("commit")
             try:
-                write(snapshot, CommitProperties(custom_metadata={**(metadata or {}), STEP_KEY: tag}))
+                write(snapshot, CommitProperties(custom_metadata={
+                    **(metadata or {}), STEP_KEY: tag, COMMITTER_KEY: f"{socket.gethostname()}:{os.getpid()}"}))
                 return
             except CommitFailedError:
                 if self._landed(table, tag, base):

@@ -4,7 +4,8 @@ A judge's judgements are rows of ``judgements``; the runs' own ``judge_result.js
 judge ``recorded``. ``rejudge`` asks a judge about every stored input it has not judged (so a
 second run of the same command sends nothing), reuses the answer of any identical request made
 before (the cache: ``request_key``), and journals every answer as it arrives, committing them every
-``COMMIT_EVERY`` (see ``judge_client._journal``).
+``COMMIT_EVERY`` (see ``judge_client._journal``), in the one process that commits: asked elsewhere (a
+cluster's worker), a batch's answers come back to it with the batch.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class BatchResult:
     refused: str | None = None  # the endpoint refused: nothing more was asked
     down: str | None = None  # the judge left too many calls unanswered: nothing more was asked
     error_samples: list[str] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)  # the answers, where not kept as they came (asked elsewhere)
 
 
 INPUT_CHUNK = 500  # stored inputs read at a time (while the calls before them are in flight)
@@ -64,9 +66,10 @@ def _calls(store: Store, spec: JudgeSpec, keys: pl.DataFrame, requests: dict) ->
         yield calls
 
 
-class _Committer:
+class JudgementCommitter:
     """Answers journalled as they arrive and committed every ``COMMIT_EVERY``, in a thread of its own
-    so that the calls go on meanwhile; each commit's journal is removed once it landed."""
+    so that the calls go on meanwhile; each commit's journal is removed once it landed. ``close``
+    commits the rest (used as a context manager: on leaving it, whatever happened)."""
 
     def __init__(self, store: Store, judge: str):
         self.store, self.judge = store, judge
@@ -101,32 +104,38 @@ class _Committer:
         for landed in self.landing:
             landed.result()
 
+    def __enter__(self) -> JudgementCommitter:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
 
 def judge_batch(store: Store, spec: JudgeSpec, keys: pl.DataFrame, *, concurrency: int, api_key: str | None,
-                policy: RetryPolicy = RetryPolicy(),
-                on_answer: Callable[[Tally], None] = lambda tally: None) -> BatchResult:
-    """Ask the judge about a batch of stored inputs (``keys``: KEY, invocation_index, nl_assertions),
-    journal every answer as it arrives, commit them as they add up; ``on_answer`` gets the batch's
-    tally after each answer."""
+                policy: RetryPolicy = RetryPolicy(), on_answer: Callable[[Tally], None] = lambda tally: None,
+                keep: Callable[[dict], None] | None = None) -> BatchResult:
+    """Ask the judge about a batch of stored inputs (``keys``: KEY, invocation_index, nl_assertions):
+    each answer's judgement row to ``keep`` as it arrives (a ``JudgementCommitter``'s ``add``), or,
+    without one, returned with the batch (``BatchResult.rows``); ``on_answer`` gets the batch's tally
+    after each answer. Nothing is written here."""
     requests: dict = {}
-    committer, result = _Committer(store, spec.name), BatchResult()
+    result = BatchResult()
+    keep = keep or result.rows.append
 
-    def keep(answer) -> None:
+    def kept(answer) -> None:
         row = answer_row(spec.name, answer, requests.pop(answer.call.key))
-        committer.add(row)
+        keep(row)
         if answer.errored and len(result.error_samples) < 3 and row["reason"] not in result.error_samples:
             result.error_samples.append(row["reason"])
         on_answer(result.tally)
 
     try:
-        ask_all(_calls(store, spec, keys, requests), api_key=api_key, concurrency=concurrency, on_answer=keep,
+        ask_all(_calls(store, spec, keys, requests), api_key=api_key, concurrency=concurrency, on_answer=kept,
                 policy=policy, tally=result.tally)
     except JudgeUnavailable as down:
         result.down = str(down)
     except JudgeRefused as refused:
         result.refused = str(refused)
-    finally:
-        committer.close()
     return result
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
@@ -138,11 +139,36 @@ def require_judged(store: Store, policy: Policy, run_ids: list[str] | None) -> N
         _judged_runs(store, policy, runs, require_judged=True)
 
 
+# Scores batches of runs elsewhere (a cluster's workers), nothing written: each batch's tables, in
+# any order, for the one process that commits them.
+ScoreBatches = Callable[[list[pl.DataFrame]], Iterable[dict[str, pl.DataFrame]]]
+
+
+def _scorer(store: Store, policy: Policy) -> Callable[[pl.DataFrame], dict[str, pl.DataFrame]]:
+    """Scores a batch of runs under ``policy``, writing nothing (the standing reviews read once, for
+    every batch)."""
+    version = store.tables.delta_table("reviews").version() if policy.reviews else None
+    reviews = _standing(store, policy) if policy.reviews else None
+
+    def score(batch: pl.DataFrame) -> dict[str, pl.DataFrame]:
+        scenarios, reviewed = _scenarios(store, batch, policy, reviews)
+        return score_and_count(scenarios, policy, version, reviewed)
+
+    return score
+
+
+def score_runs(store: Store, policy: Policy, runs: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """``runs`` (committed rows, a batch of ``rescore``) scored under ``policy``, nothing written:
+    a worker's part of a re-score spread over a cluster."""
+    return _scorer(store, policy)(runs)
+
+
 def _runs_in_scope(store: Store, run_ids: list[str] | None) -> pl.DataFrame:
     return store.tables.committed_runs(run_ids).filter(pl.col("n_scenarios") > 0)
 
 
-def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> int:
+def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None,
+            score_batches: ScoreBatches | None = None) -> int:
     """Score stored scenarios under ``policy`` from the tables alone; returns the number scored.
 
     Runs that already hold scores under this policy for their committed generation are skipped:
@@ -156,6 +182,9 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
 
     Under a policy with a judge, JUDGE_PASSED and NL_ASSERTION come from that judge's judgements; a
     run it has not judged whole is left unscored (``require_judged`` refuses a command that asks for it).
+
+    The batches are scored here, each while the one before it commits, or by ``score_batches``
+    (workers elsewhere): either way this process alone commits.
     """
     runs = _runs_in_scope(store, run_ids)
     if policy.judge:
@@ -163,14 +192,11 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None) -> i
     covered = coverage(store, runs, policy)
     scored_runs, counted_runs = (covered[table].select("run_id") for table, _ in COVERAGE)
     scored, committing = 0, None
+    todo = _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS)
     # A batch is committed (scores, then counts) while the next one is scored: delta-rs writes
     # without holding the GIL. One batch in flight bounds memory.
     with ThreadPoolExecutor(1) as writer:
-        version = store.tables.delta_table("reviews").version() if policy.reviews else None
-        reviews = _standing(store, policy) if policy.reviews else None
-        for batch in _run_batches(runs.join(scored_runs, on="run_id", how="anti"), RESCORE_BATCH_ROWS):
-            scenarios, reviewed = _scenarios(store, batch, policy, reviews)
-            tables = score_and_count(scenarios, policy, version, reviewed)
+        for tables in score_batches(todo) if score_batches else map(_scorer(store, policy), todo):
             if committing:
                 committing.result()
             committing = writer.submit(_append_all, store, policy, tables)
@@ -219,12 +245,9 @@ def _score_again(store: Store, policy: Policy, runs: pl.DataFrame) -> int:
     leaves scores of the older reviews version, or still doubled, so the next re-score does both again)."""
     if runs.is_empty():
         return 0
-    version = store.tables.delta_table("reviews").version() if policy.reviews else None
-    reviews = _standing(store, policy) if policy.reviews else None
-    scored = 0
+    score, scored = _scorer(store, policy), 0
     for batch in _run_batches(runs, RESCORE_BATCH_ROWS):
-        scenarios, reviewed = _scenarios(store, batch, policy, reviews)
-        tables = score_and_count(scenarios, policy, version, reviewed)
+        tables = score(batch)
         predicate = f"{is_in('run_id', batch['run_id'])} AND policy_id = {sql_literal(policy.id)}"
         for table in ("rate_counts", "scores"):
             store.tables.write(table, tables[table], mode="overwrite", predicate=predicate)
