@@ -4,7 +4,9 @@ of a warehouse written in the former table format."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import tarfile
 from datetime import timedelta
 from pathlib import Path
@@ -80,6 +82,7 @@ def test_as_of_answers_as_the_warehouse_stood_then(runs_copy, tmp_path):
     assert [e["operation"] for e in log] == ["ingest", "rescore", "ingest"]
     assert log[0]["detail"] == f"2 runs: {MIXED}, {BASELINE}" and log[2]["detail"] == f"1 runs: {MIXED}"
     assert "lenient-judge" in log[1]["detail"]
+    assert {e["committer"] for e in log} == {f"{socket.gethostname()}:{os.getpid()}"}  # these commands ran in-process
     first, rescored = str(log[0]["version"]), str(log[1]["version"])
 
     assert ok("summary", MIXED, "-w", wh, "--as-of", first) == reported["summary"]
