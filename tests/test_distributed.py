@@ -25,6 +25,27 @@ pytestmark = pytest.mark.slow
 SESSIONS, PER_SESSION = 4, 1000
 
 
+class Cluster:
+    """The client of a cluster started apart, its processes by name, and how to add a worker."""
+
+    def __init__(self, client, processes: dict, add_worker):
+        self.client, self.processes, self.add_worker = client, processes, add_worker
+
+    def run_killing_a_worker(self, command: subprocess.Popen) -> tuple[str, str, str]:
+        """Wait for ``command``, killing (SIGKILL, its nanny and all: a machine gone) the first
+        worker seen holding one of its tasks: (stdout, stderr, the worker's name)."""
+        killed = None
+        while command.poll() is None and killed is None:
+            busy = [w for w, tasks in self.client.processing().items() if tasks]
+            if busy:
+                killed = self.client.scheduler_info()["workers"][busy[0]]["name"]
+                os.killpg(self.processes[killed].pid, signal.SIGKILL)
+            time.sleep(0.02)
+        out, err = command.communicate(timeout=600)
+        assert killed, "the command ended before any task ran on a worker"
+        return out, err, killed
+
+
 @pytest.fixture
 def cluster(s3_server, tmp_path):
     """A scheduler and two workers, each its own process group (a worker's nanny with it), the
@@ -47,13 +68,17 @@ def cluster(s3_server, tmp_path):
     while not scheduler_file.exists():
         assert time.monotonic() < deadline, (logs / "scheduler.log").read_text()
         time.sleep(0.1)
-    for name in ("w1", "w2"):
+
+    def add_worker(name: str) -> None:
         processes[name] = start(name, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1",
                                 "--nthreads", "1", "--no-dashboard", "--name", name)
+
+    add_worker("w1")
+    add_worker("w2")
     client = Client(scheduler_file=str(scheduler_file), timeout=30)
     client.wait_for_workers(2, timeout=60)
     try:
-        yield client, processes
+        yield Cluster(client, processes, add_worker)
     finally:
         client.close()
         for process in processes.values():
@@ -77,23 +102,14 @@ def test_ingest_rescore_and_rejudge_on_a_cluster_started_apart(prefect_server, c
     from bench.bench import SOURCE
     from bench.synth import build_store
 
-    client, processes = cluster
-    address = client.scheduler.address
+    address = cluster.client.scheduler.address
     runs = tmp_path / "runs"
     build_store(SOURCE, runs, SESSIONS * PER_SESSION, per_session=PER_SESSION)
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_LOGGING_LEVEL": "ERROR"}
 
-    # one worker (nanny and all: a machine gone) killed while it reads a session
+    # a worker killed while it reads a session
     ingest = scorelake("ingest", str(runs), "-w", s3_warehouse, "--dask-address", address, env=env)
-    killed = None
-    while ingest.poll() is None and killed is None:
-        busy = [w for w, tasks in client.processing().items() if tasks]
-        if busy:
-            killed = client.scheduler_info()["workers"][busy[0]]["name"]
-            os.killpg(processes[killed].pid, signal.SIGKILL)
-        time.sleep(0.02)
-    out, err = ingest.communicate(timeout=600)
-    assert killed, "the ingest ended before any task ran on a worker"
+    out, err, _ = cluster.run_killing_a_worker(ingest)
     # its session was read again on the worker left; had it not been, the next ingest would read it
     again = scorelake("ingest", str(runs), "-w", s3_warehouse, "--dask-address", address, env=env)
     again_out, again_err = again.communicate(timeout=600)
@@ -104,21 +120,31 @@ def test_ingest_rescore_and_rejudge_on_a_cluster_started_apart(prefect_server, c
     assert scenarios.height == SESSIONS * PER_SESSION  # nothing lost, nothing twice
     assert scenarios.select("run_id", "scenario_name").n_unique() == scenarios.height
 
+    # a worker killed while it scores a batch of runs: scored again on the other, committed once
+    cluster.add_worker("w3")
+    cluster.client.wait_for_workers(2, timeout=60)
     rescore = scorelake("rescore", "--policy", "lenient", "--judge-threshold", "0.5", "-w", s3_warehouse,
                         "--dask-address", address, env=env)
-    _, rescore_err = rescore.communicate(timeout=600)
+    _, rescore_err, _ = cluster.run_killing_a_worker(rescore)
     assert rescore.returncode == 0, rescore_err
     assert f"{SESSIONS * PER_SESSION} scenarios scored" in rescore_err
+    lenient = pl.read_delta(f"{s3_warehouse}/policies").filter(pl.col("name") == "lenient")["policy_id"][0]
+    scores = pl.read_delta(f"{s3_warehouse}/scores").filter(pl.col("policy_id") == lenient)
+    assert scores.height == scores.select("run_id", "scenario_name").n_unique() == SESSIONS * PER_SESSION
 
+    # a worker killed while it asks the judge: its batch asked again on the other, committed once
+    cluster.add_worker("w4")
+    cluster.client.wait_for_workers(2, timeout=60)
     first_run = sorted(scenarios["run_id"].unique())[0]
     with JudgeServer(lambda payload, n: Reply(content=json.dumps({"score": 0.9, "reason": "fine"}))) as judge:
         rejudge = scorelake("rejudge", "--judge", "again", "--judge-url", judge.url, "--run", first_run,
                             "-w", s3_warehouse, "--dask-address", address, env={**env, "JUDGE_API_KEY": "k"})
-        _, rejudge_err = rejudge.communicate(timeout=600)
+        _, rejudge_err, _ = cluster.run_killing_a_worker(rejudge)
     assert rejudge.returncode == 0, rejudge_err
     judged = pl.read_delta(f"{s3_warehouse}/judgements").filter(pl.col("judge") == "again")
     askable = pl.read_delta(f"{s3_warehouse}/judge_inputs").filter((pl.col("run_id") == first_run) & pl.col("askable"))
     assert judged.height == askable.height > 0 and judged["score"].unique().to_list() == [0.9]
+    assert judged.select("scenario_name", "input_hash").n_unique() == judged.height
     assert "ran as a Prefect flow" in rejudge_err
 
     # one committer: every commit to every table made by a command's own process, none by a worker
