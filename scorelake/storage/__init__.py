@@ -15,5 +15,5 @@ from scorelake.storage._tables import (
 from scorelake.storage._views import QueryLimits, fetch, sql_text
 from scorelake.transforms.errors import WarehouseBusy
 
-__all__ = ["COMMITTER_KEY", "Commit", "QueryLimits", "DB_FILE", "HISTORY_DAYS", "RUN_TABLES", "Store", "TABLES", "WarehouseBusy",
-           "default_location", "fetch", "is_in", "sql_literal", "sql_text"]
+__all__ = ["COMMITTER_KEY", "Commit", "QueryLimits", "DB_FILE", "HISTORY_DAYS", "RUN_TABLES", "Store", "TABLES",
+           "WarehouseBusy", "default_location", "fetch", "is_in", "sql_literal", "sql_text"]
