@@ -416,3 +416,22 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
     monkeypatch.undo()
     assert verify(Store(location)) == []
     assert Store(location).tables.committed_runs()["generation"].to_list() == [second.runs["generation"][0]]
+
+
+def test_a_file_is_read_whole_whatever_its_size_said(tmp_path):
+    """A file is read in one call for the size fstat gave; one that grew or shrank since is still
+    read to its end, and one past the limit never whole."""
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789")
+    for told in (0, 5, 10, 20):  # none, grown since, as told, shrunk since
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert source_files.read_within(fd, 100, told) == b"0123456789", told
+        finally:
+            os.close(fd)
+    for told, limit in ((5, 8), (9, 9), (0, 9)):  # over the limit, found in the first read or in the rest
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert source_files.read_within(fd, limit, told) is None, (told, limit)
+        finally:
+            os.close(fd)

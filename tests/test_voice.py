@@ -21,15 +21,21 @@ from scorelake.transforms.voice import (
     heard_facts,
     key_entities,
     turn_taking,
+    voice_row,
     words,
 )
+from scorelake.transforms.columns import frame
 from tests.conftest import BASELINE, CONFORMANCE
 
 runner = CliRunner()
 
 
-def count(text: str) -> int:
-    return len(words(text))
+def measured(segments: list[Segment]) -> dict:
+    """One conversation's turn-taking as an ingest measures it: its ``voice`` row, then ``turn_taking``
+    over the rows of a commit (here, its one row)."""
+    seglst = [{"speaker": s.speaker, "start_time": s.start, "end_time": s.end, "words": s.words} for s in segments]
+    row = voice_row({"run_id": "r", "generation": "g", "scenario_name": "s"}, seglst, None, None, lambda: [])
+    return turn_taking(frame("voice", [row]).lazy()).collect().row(0, named=True)
 
 
 def test_turn_taking_of_segments_worked_out_by_hand():
@@ -39,7 +45,7 @@ def test_turn_taking_of_segments_worked_out_by_hand():
     segments = [Segment("agent", 0, 4, "one two three four five six"), Segment("user", 3, 6, "wait"),
                 Segment("agent", 8, 10, "a b"), Segment("user", 9.5, 12, "no"), Segment("user", 15, 16, "hello"),
                 Segment("user", 20, 21, "hello again"), Segment("agent", 21.5, 23, "yes")]
-    facts = turn_taking(segments, count)
+    facts = measured(segments)
     assert facts["agent_talk_s"] == pytest.approx(4 + 2 + 1.5)
     assert facts["user_talk_s"] == pytest.approx(3 + 2.5 + 1 + 1)
     assert facts["overlap_s"] == pytest.approx(1 + 0.5)
@@ -60,11 +66,39 @@ def test_turn_taking_of_segments_worked_out_by_hand():
 
 def test_an_agent_that_talks_over_the_user_and_does_not_yield():
     segments = [Segment("user", 0, 5, "x"), Segment("agent", 2, 9, "y"), Segment("user", 6, 7, "stop")]
-    facts = turn_taking(segments, count)
+    facts = measured(segments)
     assert facts["agent_barge_ins"] == 1 and facts["user_barge_ins"] == 1
     assert facts["interruptions"] == 1 and facts["yield_rate"] == 0.0 and facts["yield_latency_s"] is None
     # the user's turns end at 5 and 7, the agent speaking both times: no response event
     assert facts["user_turns"] == 0 and facts["response_rate"] is None and facts["agent_interruption_rate"] is None
+
+
+def test_turn_taking_measures_each_conversation_of_a_batch_on_its_own():
+    """A commit measures all its rows at once: each row's facts are its own (none leak into the next),
+    a row without segments keeps NULLs, and one with a single speaker gets zeros, not NULLs."""
+    conversations = [[Segment("user", 0, 5, "x"), Segment("agent", 2, 9, "y"), Segment("user", 6, 7, "stop")],
+                     None,
+                     [Segment("agent", 1, 3, "only me"), Segment("agent", 3, 4, "still me")],
+                     [Segment("user", 10, 11, "hi"), Segment("agent", 11.5, 12, "hello")]]
+    rows = [voice_row({"run_id": "r", "generation": "g", "scenario_name": f"s{i}"},
+                      None if c is None else [{"speaker": s.speaker, "start_time": s.start, "end_time": s.end,
+                                               "words": s.words} for s in c],
+                      [{"role": "user", "content": "hi"}] if c is None else None, None, lambda: [])
+            for i, c in enumerate(conversations)]
+    together = turn_taking(frame("voice", rows).lazy()).collect().to_dicts()
+    assert [r["scenario_name"] for r in together] == ["s0", "s1", "s2", "s3"]
+    for conversation, row in zip(conversations, together):
+        if conversation is not None:
+            for name, value in measured(conversation).items():
+                if name != "scenario_name":
+                    assert row[name] == (pytest.approx(value) if isinstance(value, float) else value), name
+    assert together[1]["has_segments"] is False
+    assert all(together[1][k] is None for k in ("agent_talk_s", "overlap_s", "user_turns", "agent_wpm"))
+    alone = together[2]
+    assert alone["agent_talk_s"] == pytest.approx(3.0) and alone["user_talk_s"] == 0.0  # 1-3 and 3-4 touch: one stretch
+    assert (alone["overlap_s"], alone["silence_s"], alone["user_turns"], alone["interruptions"]) == (0.0, 0.0, 0, 0)
+    assert alone["response_rate"] is None and alone["agent_wpm"] == pytest.approx(4 / (3 / 60))
+    assert together[3]["response_latency_s"] == pytest.approx(0.5) and together[3]["agent_talk_ratio"] == pytest.approx(1 / 3)
 
 
 def test_words_as_wer_counts_them():

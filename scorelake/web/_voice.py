@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import polars as pl
 
-from scorelake.transforms.voice import Segment, intersection, response_events, union, words
+from scorelake.transforms.voice import Segment, intersection, response_events, segment_frame, union, words
 from scorelake.web._pages import esc, link, scenario_link, segment
 
 LONG_SILENCE_S = 2.0  # a silence longer than this is marked on the timeline
@@ -22,10 +22,11 @@ def _x(t: float, start: float, span: float) -> float:
     return LEFT + (t - start) / span * (WIDTH - LEFT)
 
 
-def timeline_svg(segments: list[list]) -> str:
+def timeline_svg(segments_json: str) -> str:
     """Two lanes, agent above the user: each segment a bar (its words on hover), overlaps in red
     across both, silences over 2 s hatched with their length, and each response latency labelled
-    (the response events ``turn_taking`` counts)."""
+    (the response events ``turn_taking`` counts). ``segments_json``: a ``voice`` row's."""
+    segments = json.loads(segments_json)
     start, end = min(s[1] for s in segments), max(s[2] for s in segments)
     span = max(end - start, 1e-6)
     lanes = {"agent": TOP, "user": TOP + LANE + 8}
@@ -55,7 +56,8 @@ def timeline_svg(segments: list[list]) -> str:
                          f'fill="#999" fill-opacity=".18"><title>silence {gap_end - gap_start:.1f} s</title></rect>'
                          f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 4}" font-size="10" fill="#777" '
                          f'text-anchor="middle">{gap_end - gap_start:.1f} s</text>')
-    for end_of_turn, answer in response_events(measured):
+    events = response_events(segment_frame(pl.LazyFrame({"segments_json": [segments_json]}))).collect()
+    for end_of_turn, answer in events.select("turn_end", "answer").iter_rows():
         if answer is not None:
             x = _x((end_of_turn + answer) / 2, start, span)
             parts.append(f'<text class="latency-label" x="{x:.1f}" y="{TOP - 6}" font-size="10" fill="#2b55b0" '
@@ -99,7 +101,7 @@ def voice_section(row: dict | None) -> str:
         parts.append("<p id=\"misheard\">misheard: " + ", ".join(
             f"<b>{esc(m['entity'])}</b> heard as <b>{esc(m['heard'] or '')}</b>" for m in misheard) + "</p>")
     if row["segments_json"]:
-        parts.append(timeline_svg(json.loads(row["segments_json"])))
+        parts.append(timeline_svg(row["segments_json"]))
         parts.append('<p class="note">Agent above, user below; red: both speak; grey: a silence over 2 s; blue '
                      "numbers: the agent's response latency. Hover a bar for its words.</p>")
     pairs = json.loads(row["heard_json"]) if row["heard_json"] else []

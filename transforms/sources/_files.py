@@ -69,7 +69,7 @@ def read_bytes(path: str | Path, root: Path, missing_ok: bool = False,
             raise BadInput(rel(), "file too large", f"{st.st_size} bytes > limit {MAX_FILE_BYTES}")
         if st.st_size == 0:
             raise BadInput(rel(), "empty file")
-        data = read_within(fd, MAX_FILE_BYTES)
+        data = read_within(fd, MAX_FILE_BYTES, st.st_size)
         if data is None:  # grew while being read
             raise BadInput(rel(), "file too large", f"over {MAX_FILE_BYTES} bytes")
         return data
@@ -77,9 +77,19 @@ def read_bytes(path: str | Path, root: Path, missing_ok: bool = False,
         os.close(fd)
 
 
-def read_within(fd: int, limit: int) -> bytes | None:
-    """Every byte ``fd`` gives, or None once they pass ``limit`` (the rest is never read)."""
-    chunks, size = [], 0
+def read_within(fd: int, limit: int, size: int = 0) -> bytes | None:
+    """Every byte ``fd`` gives, or None once they pass ``limit`` (the rest is never read). ``size``:
+    what ``fstat`` gave, asked for in one read with a byte more; the read coming back one short of
+    that is the end of the file, without a read that gives nothing (a read a file, ten a scenario)."""
+    if 0 < size <= limit:
+        data = os.read(fd, size + 1)
+        if len(data) == size:
+            return data
+        if len(data) > limit:
+            return None
+        chunks, size = [data], len(data)  # the file changed since: read on to its end
+    else:
+        chunks, size = [], 0
     while chunk := os.read(fd, 1 << 20):
         size += len(chunk)
         if size > limit:

@@ -1,21 +1,15 @@
-"""Turn-taking from a conversation's speech segments (``conversation_log.seglst.json``): who spoke
-when, as pure functions of the segments. A speaker's speech is the union of its segments'
-``[start, end]`` intervals.
-
-tau2's interaction metrics (``docs/interaction-metrics.md``) are defined on 200 ms ticks with the
-user simulator's turn-taking decisions; here they are adapted to segments (README, "Voice"): every
-user segment is a user turn, a segment starting strictly inside the other speaker's segment is an
-interruption, and there are no backchannels, vocal tics or non-directed speech to tell apart.
+"""A conversation's speech segments (``conversation_log.seglst.json``, or τ-voice's ticks made
+segments): who spoke when, checked and in order, and the interval helpers the audio and the viewer's
+timeline draw with. Turn-taking is measured from the segments of many conversations at once, in
+``_turns``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
-YIELD_WINDOW_S = 2.0  # tau2's no_yield_window_sec: an agent still talking 2 s into an interruption did not yield
 AGENT, USER = "agent", "user"
 
 
@@ -99,10 +93,6 @@ def union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]
     return [(s, e) for s, e in merged]
 
 
-def _length(intervals: list[tuple[float, float]]) -> float:
-    return sum(e - s for s, e in intervals)
-
-
 def intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """The stretches both unions cover (two ordered lists of disjoint intervals), in order."""
     both, i, j = [], 0, 0
@@ -117,96 +107,3 @@ def intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> 
     return both
 
 
-def _inside(t: float, segments: list[Segment]) -> Segment | None:
-    """The first segment (of segments in order of start) ``t`` lies strictly inside
-    (``start < t < end``), if any."""
-    for s in segments:
-        if s.start >= t:  # every later one starts later still
-            return None
-        if t < s.end:
-            return s
-    return None
-
-
-def _speaking_at(t: float, segments: list[Segment]) -> bool:
-    """Whether one of the segments (in order of start) covers ``t`` (``start <= t < end``)."""
-    for s in segments:
-        if s.start > t:
-            return False
-        if t < s.end:
-            return True
-    return False
-
-
-def _in_order(segments: list[Segment]) -> list[Segment]:
-    return sorted(segments, key=lambda s: (s.start, s.end))  # as segments_of gives them: no work then
-
-
-def response_events(segments: list[Segment]) -> list[tuple[float, float | None]]:
-    """tau2's response events adapted to segments: each user turn that ended with the agent silent
-    (and no other user speech going on), as (its end, the start of the agent's answer), the answer
-    None when the user spoke again first."""
-    segments = _in_order(segments)
-    agent = [s for s in segments if s.speaker == AGENT]
-    user = [s for s in segments if s.speaker == USER]
-    events = []
-    for turn in user:
-        if _speaking_at(turn.end, agent) or _inside(turn.end, user):
-            continue  # the agent talks at its end, or the user's speech goes on: no turn to answer yet
-        answer = next((s.start for s in agent if s.start >= turn.end), None)
-        next_user = next((s.start for s in user if s.start > turn.end), None)
-        events.append((turn.end, answer if answer is not None and (next_user is None or answer < next_user)
-                       else None))
-    return events
-
-
-def turn_taking(segments: list[Segment], word_count) -> dict[str, Any]:
-    """The per-scenario turn-taking facts (``VOICE_COLUMNS`` names) of a conversation's segments;
-    ``word_count(text)`` counts words."""
-    segments = _in_order(segments)
-    agent = [s for s in segments if s.speaker == AGENT]
-    user = [s for s in segments if s.speaker == USER]
-    agent_speech = union((s.start, s.end) for s in agent)
-    user_speech = union((s.start, s.end) for s in user)
-    anyone = union([*agent_speech, *user_speech])
-    gaps = [b[0] - a[1] for a, b in pairwise(anyone)]
-    agent_talk, user_talk = _length(agent_speech), _length(user_speech)
-
-    events = response_events(segments)
-    responses = [answer - end for end, answer in events if answer is not None]
-    missed = len(events) - len(responses)
-    yields, no_yields = [], 0  # yield events: the user starting while the agent speaks
-    for turn in user:
-        talking = _inside(turn.start, agent)
-        if talking is None:
-            continue
-        if talking.end - turn.start <= YIELD_WINDOW_S:
-            yields.append(talking.end - turn.start)
-        else:
-            no_yields += 1
-    agent_barge_ins = sum(1 for s in agent if _inside(s.start, user))
-    user_barge_ins = sum(1 for s in user if _inside(s.start, agent))
-    turns = len(responses) + missed
-    agent_words = word_count(" ".join(s.words for s in agent))
-    return {
-        "agent_talk_s": agent_talk,
-        "user_talk_s": user_talk,
-        "overlap_s": _length(intersection(agent_speech, user_speech)),
-        "silence_s": sum(gaps),
-        "longest_silence_s": max(gaps, default=0.0),
-        "agent_talk_ratio": agent_talk / (agent_talk + user_talk) if agent_talk + user_talk > 0 else None,
-        "agent_barge_ins": agent_barge_ins,
-        "user_barge_ins": user_barge_ins,
-        "agent_words": agent_words,
-        "agent_wpm": agent_words / (agent_talk / 60) if agent_talk > 0 else None,
-        "user_turns": turns,
-        "responses": len(responses),
-        "response_latency_s": sum(responses) / len(responses) if responses else None,
-        "response_rate": len(responses) / turns if turns else None,
-        "missed_user_turns": missed,
-        "interruptions": len(yields) + no_yields,
-        "yields": len(yields),
-        "yield_latency_s": sum(yields) / len(yields) if yields else None,
-        "yield_rate": len(yields) / (len(yields) + no_yields) if yields or no_yields else None,
-        "agent_interruption_rate": agent_barge_ins / turns if turns else None,
-    }
