@@ -80,7 +80,7 @@ def read_bytes(path: str | Path, root: Path, missing_ok: bool = False,
 def read_within(fd: int, limit: int, size: int = 0) -> bytes | None:
     """Every byte ``fd`` gives, or None once they pass ``limit`` (the rest is never read). ``size``:
     what ``fstat`` gave, asked for in one read with a byte more; the read coming back one short of
-    that is the end of the file, without a read that gives nothing (a read a file, ten a scenario)."""
+    that is the end of the file, with no second read to find it empty (ten reads fewer a scenario)."""
     if 0 < size <= limit:
         data = os.read(fd, size + 1)
         if len(data) == size:

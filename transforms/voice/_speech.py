@@ -105,5 +105,3 @@ def intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> 
         else:
             j += 1
     return both
-
-

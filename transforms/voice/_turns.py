@@ -62,14 +62,14 @@ def _pairs(segments: pl.LazyFrame, left: str, right: str) -> pl.LazyFrame:
     return side(left).join(side(right), on=_ROW, suffix="_o")
 
 
-def _user_turns(segments: pl.LazyFrame) -> pl.LazyFrame:
+def _user_turns(segments: pl.LazyFrame, with_agent: pl.LazyFrame) -> pl.LazyFrame:
     """Each user segment (a turn) against the agent's and the other user segments of its
     conversation: whether it ends with the agent speaking (``start <= end < end``) or inside
     another user segment, when the agent next starts (``answer``) and the user (``next_user``), and
-    the end of the first agent segment (in order) it starts strictly inside (``talking_until``)."""
+    the end of the first agent segment (in order) it starts strictly inside (``talking_until``).
+    ``with_agent``: the user segments paired with the agent's (``_pairs``)."""
     start, end, start_o, end_o = pl.col("start"), pl.col("end"), pl.col("start_o"), pl.col("end_o")
     inside = (start_o < start) & (start < end_o)
-    with_agent = _pairs(segments, USER, AGENT).cache()
     agent = with_agent.group_by(_SEG).agg(agent_speaking=((start_o <= end) & (end < end_o)).any(),
                                           answer=start_o.filter(start_o >= end).min())
     talking = (with_agent.filter(inside).sort(_SEG, f"{_SEG}_o").group_by(_SEG, maintain_order=True)
@@ -84,7 +84,7 @@ def response_events(segments: pl.LazyFrame) -> pl.LazyFrame:
     """tau2's response events adapted to segments: each user turn that ended with the agent silent
     and no other user speech going on, as (``_voice_row``, ``turn_end``, ``answer``): the start of
     the agent's answer, null when the user spoke again first."""
-    return _events(_user_turns(segments))
+    return _events(_user_turns(segments, _pairs(segments, USER, AGENT)))
 
 
 def _events(turns: pl.LazyFrame) -> pl.LazyFrame:
@@ -98,7 +98,8 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     segments and ``agent_words``; null for a row without segments, zero where it has some but not of
     that kind."""
     segments = segment_frame(voice).cache()
-    turns = _user_turns(segments).cache()
+    with_agent = _pairs(segments, USER, AGENT).cache()
+    turns = _user_turns(segments, with_agent).cache()
     events = _events(turns).group_by(_ROW).agg(
         user_turns=pl.len(), responses=pl.col("answer").count(),
         response_latency_s=(pl.col("answer") - pl.col("turn_end")).mean())
@@ -106,8 +107,8 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     yielded = went_on <= YIELD_WINDOW_S
     yields = (turns.filter(pl.col("talking_until").is_not_null()).group_by(_ROW)
               .agg(interruptions=pl.len(), yields=yielded.sum(), yield_latency_s=went_on.filter(yielded).mean()))
-    barged = (pl.col("start_o") < pl.col("start")) & (pl.col("start") < pl.col("end_o"))
-    agent_barge_ins = (_pairs(segments, AGENT, USER).group_by(_SEG).agg(pl.first(_ROW), barged=barged.any())
+    barged = (pl.col("start") < pl.col("start_o")) & (pl.col("start_o") < pl.col("end"))  # the agent's, into the user's
+    agent_barge_ins = (with_agent.group_by(f"{_SEG}_o").agg(pl.first(_ROW), barged=barged.any())
                        .group_by(_ROW).agg(agent_barge_ins=pl.col("barged").sum()))
     measured = _sweep(segments)
     for facts in (events, yields, agent_barge_ins):
