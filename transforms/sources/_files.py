@@ -77,13 +77,14 @@ def read_bytes(path: str | Path, root: Path, missing_ok: bool = False,
         os.close(fd)
 
 
-def read_within(fd: int, limit: int, size: int = 0) -> bytes | None:
-    """Every byte ``fd`` gives, or None once they pass ``limit`` (the rest is never read). ``size``:
-    what ``fstat`` gave, asked for in one read with a byte more; the read coming back one short of
-    that is the end of the file, with no second read to find it empty (ten reads fewer a scenario)."""
-    if 0 < size <= limit:
-        data = os.read(fd, size + 1)
-        if len(data) == size:
+def read_within(fd: int, limit: int, expected: int = 0) -> bytes | None:
+    """Every byte ``fd`` gives, or None once they pass ``limit`` (the rest is never read).
+    ``expected``: the size ``fstat`` gave, asked for in one read with a byte more; the read coming
+    back one short of that is the end of the file, with no second read to find it empty (ten reads
+    fewer a scenario)."""
+    if 0 < expected <= limit:
+        data = os.read(fd, expected + 1)
+        if len(data) == expected:
             return data
         if len(data) > limit:
             return None
