@@ -7,14 +7,13 @@ timeline draw with. Turn-taking is measured from the segments of many conversati
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 AGENT, USER = "agent", "user"
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):  # a tuple: made for every segment of every scenario an ingest reads
     speaker: str
     start: float
     end: float
@@ -27,6 +26,9 @@ def _time(t: Any) -> bool:
             and -1e9 < t < 1e9)  # NaN and infinities compare false
 
 
+_START_END = itemgetter(1, 2)  # a segment's start, then its end
+
+
 def segments_of(doc: Any) -> list[Segment] | None:
     """The segments of a parsed ``conversation_log.seglst.json`` (None when it holds none that can
     be read: not a list, or no segment of the agent or user with a start and end in order)."""
@@ -34,14 +36,15 @@ def segments_of(doc: Any) -> list[Segment] | None:
         return None
     found = []
     for item in doc:
-        if not isinstance(item, dict) or (speaker := item.get("speaker")) not in (AGENT, USER):
+        if type(item) is not dict or (speaker := item.get("speaker")) not in (AGENT, USER):
             continue
         start, end = item.get("start_time"), item.get("end_time")
         if not (_time(start) and _time(end)) or end < start:
             continue
         words = item.get("words")
-        found.append(Segment(speaker, float(start), float(end), words if isinstance(words, str) else str(words or "")))
-    return sorted(found, key=lambda s: (s.start, s.end)) or None
+        found.append(Segment(speaker, float(start), float(end), words if type(words) is str else str(words or "")))
+    found.sort(key=_START_END)
+    return found or None
 
 
 TICK_S = 0.2  # tau2's default tick, where a tick does not say its own
