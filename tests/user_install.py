@@ -94,11 +94,25 @@ def install(root: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
     dist = root / "dist"
-    subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(REPO)], check=True,
-                   stderr=subprocess.DEVNULL)
+    if not _pip_said(subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(REPO)],
+                                    capture_output=True, text=True), "pip wheel"):
+        raise SystemExit("user install: the wheel could not be built (pip's words above)")
     (wheel,) = dist.glob("scorelake-*.whl")
-    subprocess.run([*pip, "install", str(wheel)], check=True, stderr=subprocess.DEVNULL)
-    return wheel
+    # its dependencies come from the package registry: a failed attempt is made once more (a
+    # registry that did not answer is no fault of the wheel), pip's words shown either way
+    for attempt in (1, 2):
+        if _pip_said(subprocess.run([*pip, "install", str(wheel)], capture_output=True, text=True),
+                     f"pip install of the wheel, attempt {attempt}"):
+            return wheel
+    raise SystemExit("user install: the wheel could not be installed with its declared dependencies (pip's words above)")
+
+
+def _pip_said(done: subprocess.CompletedProcess, what: str) -> bool:
+    """Whether a pip command succeeded; when it did not, the end of what it printed."""
+    if done.returncode:
+        print(f"  {what} failed (exit {done.returncode}):", flush=True)
+        print("\n".join("    " + line for line in (done.stdout + done.stderr).splitlines()[-40:]), flush=True)
+    return done.returncode == 0
 
 
 def free_port() -> int:
