@@ -2,11 +2,13 @@
 
     .venv/bin/python bench/bench.py --sizes 1000 10000 100000 --rescore-rows 1000000
     .venv/bin/python bench/bench.py --ingest-only --sizes 10000 100000 --per-session 500 25
+    .venv/bin/python bench/bench.py --ingest-only --sizes 100000 --reuse-store --before /tmp/before/bin/python
 
 For ``--ingest-only``: ``scorelake ingest`` as a user runs it (a whole process, its own fan-out)
 against the single-thread parse floor (one thread reads every file ingest reads and parses each JSON
 one with orjson), side by side, three rounds, then a no-change re-ingest; with the CPU-seconds the
-command and its workers spent (two cores can at most halve them). Otherwise:
+command and its workers spent (two cores can at most halve them). With ``--before``, an earlier
+scorelake's ingest (installed in that interpreter) runs in the same rounds. Otherwise:
 
 For each size it builds a synthetic store in the upstream format (bench/synth.py) and reports, as
 ratios measured in the same run:
@@ -292,20 +294,25 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def scorelake_command(*args: str, memory: bool = True) -> dict:
+def scorelake_command(*args: str, memory: bool = True, python: str | None = None) -> dict:
     """``scorelake ARGS`` as a user runs it: a whole process (imports and start-up included), its own
     fan-out on the machine's cores, no Prefect API configured; its seconds and, with ``memory``, its
     peak memory, the command's and its worker processes' together (proportional set sizes, sampled
     every 20 ms). The sampling reads every process's page tables: on two cores it takes about a
-    second from a 10,000-scenario ingest, so a timed run goes without it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    second from a 10,000-scenario ingest, so a timed run goes without it. ``python``: another
+    interpreter, running the scorelake installed in it (this checkout's otherwise)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_") and k != "PYTHONPATH"}
+    if python is None:
+        env["PYTHONPATH"] = str(REPO)
     busy, own = _busy_cpu_s(), _children_cpu_s()
     began = time.perf_counter()
     # its output to files, not pipes: sampled without reading them, a pipe fills (a line per session)
     # and the command waits on it for ever
     with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
-        process = subprocess.Popen([sys.executable, "-m", "scorelake", *args], stdout=out_file, stderr=err_file,
-                                   text=True, env={**env, "PYTHONPATH": str(REPO)})
+        process = subprocess.Popen([python or sys.executable, "-m", "scorelake", *args], stdout=out_file,
+                                   stderr=err_file, text=True, env=env,
+                                   # not from this checkout: `-m` would import its scorelake first
+                                   cwd=None if python is None else tempfile.gettempdir())
         peak = 0.0
         while memory and process.poll() is None:
             peak = max(peak, _tree_memory_mb(process.pid))
@@ -329,21 +336,33 @@ def store_label(n: int, per_session: int) -> str:
     return f"{n}" if per_session == SCENARIOS_PER_SESSION else f"{n} in sessions of {per_session}"
 
 
-def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3) -> dict:
+def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: str | None = None,
+                 reuse: bool = False) -> dict:
     """``scorelake ingest`` as a user runs it against the single-thread parse floor, side by side in
-    one run, ``rounds`` times (the medians compared), then a no-change re-ingest."""
+    one run, ``rounds`` times (the medians compared), then a no-change re-ingest. ``before``: an
+    interpreter with an earlier scorelake installed, whose ingest runs in the same rounds, the two
+    in alternating order (a change measured against the machine's drift, not across runs). ``reuse``:
+    the store an earlier run built is kept (built anew otherwise: the synthesiser may have changed)."""
     from bench.synth import build_store
 
     name = store_label(n, per_session).replace(" ", "_")
-    store, warehouse = work / f"store_{name}", work / f"warehouse_{name}"
-    build_store(SOURCE, store, n, per_session=per_session)
+    store, warehouse = work.resolve() / f"store_{name}", work.resolve() / f"warehouse_{name}"
+    build_store(SOURCE, store, n, per_session=per_session, resume=reuse)
     os.sync()  # the store's pages written out now, not by the kernel's writeback during the timed rounds
     fmt = {"store": str(store)}
-    floors, ingests = [], []
-    for _ in range(rounds):
-        floors.append(phase(PARSE_FLOOR.format(**fmt)))
+    floors, ingests, earlier = [], [], []
+
+    def ingest(python: str | None) -> dict:
         subprocess.run(["rm", "-rf", str(warehouse)], check=True)
-        ingests.append(scorelake_command("ingest", str(store), "-w", str(warehouse), memory=False))
+        return scorelake_command("ingest", str(store), "-w", str(warehouse), memory=False, python=python)
+
+    for round_ in range(rounds):
+        floors.append(phase(PARSE_FLOOR.format(**fmt)))
+        if before and round_ % 2:
+            earlier.append(ingest(before))
+        ingests.append(ingest(None))
+        if before and not round_ % 2:
+            earlier.append(ingest(before))
     subprocess.run(["rm", "-rf", str(warehouse)], check=True)
     measured = scorelake_command("ingest", str(store), "-w", str(warehouse))  # its memory, once more
     median = lambda runs: sorted(r["seconds"] for r in runs)[len(runs) // 2]  # noqa: E731
@@ -360,6 +379,10 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3) -> dict:
     cpu = sorted(r["cpu_s"] for r in ingests)[len(ingests) // 2]
     report["ingest_cpu_vs_parse_floor"] = cpu / median(floors)
     report["least_ratio_on_these_cores"] = cpu / (os.cpu_count() or 1) / median(floors)
+    if before:
+        report["before"] = {"python": before, "ingest_command_s": [r["seconds"] for r in earlier],
+                            "ingest_cpu_s": [r["cpu_s"] for r in earlier],
+                            "ingest_vs_parse_floor": median(earlier) / median(floors)}
     return report
 
 
@@ -426,6 +449,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument("--ingest-only", action="store_true",
                         help="Only `scorelake ingest` against the parse floor, per size (writes bench/ingest.json)")
+    parser.add_argument("--before", metavar="PYTHON",
+                        help="With --ingest-only: an interpreter with an earlier scorelake installed; its ingest "
+                             "runs in the same rounds, in alternating order with this checkout's")
+    parser.add_argument("--reuse-store", action="store_true",
+                        help="With --ingest-only: keep the stores an earlier run built (the sessions it left whole)")
     parser.add_argument("--per-session", type=int, nargs="+",
                         help="With --ingest-only: the stores' scenarios per session, each its own store per size "
                              "(default 500: a full-suite run; smaller sessions cost ingest more per scenario)")
@@ -440,7 +468,8 @@ def main() -> None:
         for n in args.sizes:
             for per_session in args.per_session or [SCENARIOS_PER_SESSION]:
                 key = store_label(n, per_session)
-                found["sizes"][key] = bench_ingest(n, args.work, per_session)
+                found["sizes"][key] = bench_ingest(n, args.work, per_session, before=args.before,
+                                                  reuse=args.reuse_store)
                 out.write_text(json.dumps(found, indent=2))
                 print(json.dumps({key: found["sizes"][key]}), flush=True)
         return
