@@ -115,18 +115,18 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
         measured = measured.join(facts, on=_ROW, how="left")
     zero = ("user_turns", "responses", "interruptions", "yields", "agent_barge_ins")
     measured = measured.with_columns(pl.col(zero).fill_null(0))
-    talk_s, turns = pl.col("agent_talk_s") + pl.col("user_talk_s"), pl.col("user_turns")
+    talk_s, user_turns = pl.col("agent_talk_s") + pl.col("user_talk_s"), pl.col("user_turns")
     per = lambda part, whole: pl.when(whole > 0).then(part / whole)  # noqa: E731  (null over nothing)
     facts = measured.select(
         _ROW, "agent_talk_s", "user_talk_s", "overlap_s", "silence_s", "longest_silence_s",
         agent_talk_ratio=per(pl.col("agent_talk_s"), talk_s),
         agent_barge_ins="agent_barge_ins", user_barge_ins="interruptions",  # a user barge-in interrupts the agent
-        user_turns=turns, responses="responses", response_latency_s="response_latency_s",
-        response_rate=per(pl.col("responses"), turns),
-        missed_user_turns=turns - pl.col("responses"),
+        user_turns=user_turns, responses="responses", response_latency_s="response_latency_s",
+        response_rate=per(pl.col("responses"), user_turns),
+        missed_user_turns=user_turns - pl.col("responses"),
         interruptions="interruptions", yields="yields", yield_latency_s="yield_latency_s",
         yield_rate=per(pl.col("yields"), pl.col("interruptions")),
-        agent_interruption_rate=per(pl.col("agent_barge_ins"), turns))
+        agent_interruption_rate=per(pl.col("agent_barge_ins"), user_turns))
     schema = voice.collect_schema()
     names = facts.collect_schema().names()[1:]
     return (voice.with_row_index(_ROW).drop(names).join(facts, on=_ROW, how="left", maintain_order="left")
