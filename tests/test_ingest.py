@@ -262,3 +262,68 @@ def test_auto_reads_many_scenarios_in_a_process_per_core_and_few_in_threads(tmp_
     assert not auto._uses_processes(len, many)  # only the jobs that parse
     assert InProcess("processes")._uses_processes(ingest_sessions_job, few)
     assert not InProcess("threads")._uses_processes(ingest_sessions_job, many)
+
+
+# ---- definitions kept by their files' contents ---------------------------------------------------
+
+def _scenario_rows(tables) -> dict[str, dict]:
+    return {r["scenario_name"]: {k: v for k, v in r.items() if k not in ("fingerprint", "position", "generation")}
+            for r in tables.table("scenarios").iter_rows(named=True)}
+
+
+def test_a_definition_kept_from_another_run_is_the_one_its_own_files_give(runs_copy, monkeypatch):
+    """A scenario's definition columns and key entities, kept by the bytes of the files they are made
+    of, read the same whether worked out afresh or kept from another run, and a scenario whose
+    definition changed gets its own."""
+    from scorelake.transforms.sources import Session, read_session
+    from scorelake.transforms.sources.nemo import _read
+
+    runs = runs_copy(MIXED)
+    edited = sorted(d for d in (runs / MIXED).iterdir() if (d / "scenario_config" / "metadata.json").exists())[0]
+    path = edited / "scenario_config" / "metadata.json"
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "nl_assertions": [*(doc.get("nl_assertions") or []), "The agent said goodbye."]}))
+
+    def read(folder, cold: bool):
+        if cold:
+            monkeypatch.setattr(_read, "_DEFINITIONS", _read._KeptByContent(limit=1 << 20))
+            monkeypatch.setattr(_read, "_ENTITIES", _read._KeptByContent(limit=1 << 20))
+        tables = read_session(Session(MIXED, folder), "g")
+        return _scenario_rows(tables), tables.table("voice").drop("generation")
+
+    original, original_voice = read(CONFORMANCE / MIXED, cold=True)
+    changed, changed_voice = read(runs / MIXED, cold=False)  # every other definition kept from the read above
+    afresh, afresh_voice = read(runs / MIXED, cold=True)
+    assert changed == afresh and changed_voice.equals(afresh_voice)
+    differ = {name for name in original if original[name] != changed[name]}
+    assert differ == {edited.name}
+    assert original[edited.name]["definition_hash"] != changed[edited.name]["definition_hash"]
+    assert json.loads(changed[edited.name]["definition_json"]).keys() >= {"nl_assertions"}
+
+
+def test_definitions_are_kept_within_their_limit_the_oldest_let_go():
+    from scorelake.transforms.sources.nemo._read import _KeptByContent
+
+    kept = _KeptByContent(limit=10)
+    for i in range(6):
+        kept.keep((b"abcd", str(i)), i)  # five bytes a key
+    assert list(kept.values()) == [4, 5] and kept.size == 10
+    assert kept.get((b"abcd", "5")) == 5 and kept.get((b"abcd", "0")) is None
+
+
+@pytest.mark.parametrize("values", [
+    [None, [], ["a"], None, [], ["a"], ["a", None], ["b", "a"]] * 4,  # lists repeated: made once each, gathered
+    [["x", str(i)] for i in range(12)],  # each its own: grouped
+    [[1], [True], [1.0], ["1"]] * 4,  # items of other types, equal as keys: Polars' own conversion decides
+    [["x"], "x"] * 4,  # not a list
+])
+def test_a_text_list_column_is_the_same_made_from_repeated_lists_as_grouped(values):
+    from scorelake.transforms.columns import _grouped_list_column, _list_column
+
+    def made(build):
+        try:
+            return build("c", pl.List(pl.String), values).to_list()
+        except (TypeError, pl.exceptions.PolarsError) as exc:
+            return type(exc)
+
+    assert made(_list_column) == made(_grouped_list_column)

@@ -476,9 +476,29 @@ _GROUPED_FROM_ROWS = 100
 
 
 def _list_column(name: str, dtype: pl.List, values: list[list | None]) -> pl.Series:
-    """``values`` (lists, or None) as a list column, grouped from one Series of all their items:
-    built from Python lists, Polars makes a Series per row, which took a session's scenarios most of
-    their frame's time (six list columns)."""
+    """``values`` (lists, or None) as a list column. Built from Python lists, Polars makes a Series
+    per row, which took a session's scenarios most of their frame's time (six list columns). Lists
+    of text mostly come over and over (a scenario's signals, its breakdown, its NL assertions): each
+    made once and gathered; the others grouped from one Series of all their items."""
+    if dtype.inner == pl.String:
+        distinct: dict[tuple[str, ...] | None, int] = {}
+        codes = []
+        for value in values:
+            if value is not None and type(value) is not list:
+                return pl.Series(name, values, dtype=dtype)  # not a list: Polars' own conversion decides
+            key = None if value is None else tuple(value)
+            if (code := distinct.get(key)) is None:
+                code = distinct[key] = len(distinct)
+            codes.append(code)
+        # only where it pays, and only text: a key of another item (1 == 1.0 == True) is no one list
+        if len(distinct) <= len(values) // 4 and all(type(item) is str for key in distinct if key for item in key):
+            made = pl.Series(name, [None if key is None else list(key) for key in distinct], dtype=dtype)
+            return made.gather(pl.Series(codes, dtype=pl.UInt32))
+    return _grouped_list_column(name, dtype, values)
+
+
+def _grouped_list_column(name: str, dtype: pl.List, values: list[list | None]) -> pl.Series:
+    """``values`` as a list column grouped from one Series of all their items."""
     rows, items = [], []
     for i, value in enumerate(values):
         if not value and (value is None or isinstance(value, list)):

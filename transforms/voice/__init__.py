@@ -6,7 +6,7 @@ turn-taking (``turn_taking``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -25,7 +25,7 @@ from scorelake.transforms.voice._turns import response_events, segment_frame, tu
 
 
 def voice_row(key: dict, seglst: Any, agent_context: Any, user_context: Any,
-              entities: Callable[[], list[str]], audio: str | None = None,
+              entities: Callable[[], Sequence[str]], audio: str | None = None,
               unmeasured: Callable[[str], None] = lambda reason: None) -> dict | None:
     """A scenario's ``voice`` row (``key``: its run_id, generation and scenario_name), or None when it
     has no speech segments, LLM context or recording to measure. ``entities`` gives its key entities

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import zip_longest
 from typing import Any
 
@@ -194,7 +194,7 @@ def _said_in(entity: str, text: str) -> bool:
     return f" {entity} " in f" {text} "
 
 
-def misheard(entities: list[str], said: list[str], heard_turns: list[tuple[list[str], bool]]) -> list[dict]:
+def misheard(entities: Sequence[str], said: list[str], heard_turns: list[tuple[list[str], bool]]) -> list[dict]:
     """The key entities the user said and the agent did not hear as said (``said``: the user's words;
     ``heard_turns``: each turn the agent heard, its words and whether the agent acted after it), each
     with what it heard instead (the words of its input closest to the entity) and whether it acted
@@ -215,7 +215,7 @@ def misheard(entities: list[str], said: list[str], heard_turns: list[tuple[list[
     return found
 
 
-def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], list[str]]) -> dict[str, Any]:
+def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], Sequence[str]]) -> dict[str, Any]:
     """Per scenario: both directions' word errors and reference words, their WER, the key entities
     misheard, and the user's turns as said and as heard (``VOICE_COLUMNS`` names). ``entities`` gives
     the scenario's key entities: asked only when the agent heard the user other than as said (else

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from scorelake.transforms.columns import SCENARIO_COLUMNS
 from scorelake.transforms.scoring import ActionMatch, ActionMatchUndefined, TextFlags, compare
@@ -55,8 +55,9 @@ from scorelake.transforms.sources.nemo.columns import (
     MISSING,
     NEMO_COLUMNS,
     SCENARIO_FILES,
+    Definition,
     Derived,
-    definition_parts,
+    definition_of,
 )
 from scorelake.transforms.voice import key_entities, voice_row
 
@@ -117,6 +118,8 @@ class ScenarioSource:
     metadata: MetadataFile
     metrics: MetricsFile
     judge: JudgeResultFile | None
+    # the bytes of metadata.json and of the reference answer (None: no file), its definition's
+    definition_files: tuple[bytes, bytes | None]
     reference: Any = MISSING
     prediction: Any = MISSING
     action: ActionMatch | None = None
@@ -129,8 +132,36 @@ class ScenarioSource:
         return self.run.invocations[self.invocation_index]
 
     @cached_property
-    def definition_parts(self) -> dict[str, str]:
-        return definition_parts(self)
+    def definition(self) -> Definition:
+        return _DEFINITIONS.get(self.definition_files) or _DEFINITIONS.keep(self.definition_files, definition_of(self))
+
+
+Kept = TypeVar("Kept")
+
+
+class _KeptByContent(dict[tuple, Kept]):
+    """Values worked out from a scenario's definition files alone, kept by their contents (a tuple
+    of bytes or text, None for a file absent) for the next scenario whose files hold the same, the
+    oldest let go past ``limit`` bytes of keys. Every run of a suite holds the same definitions:
+    hashing one (its parts as sorted JSON, each hashed) cost a reader about 6% of its time, finding
+    its key entities 2%; comparing the contents costs a microsecond."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit, self.size = limit, 0
+
+    def keep(self, key: tuple, value: Kept) -> Kept:
+        self.size += sum(len(part) for part in key if part)
+        while self and self.size > self.limit:
+            oldest = next(iter(self))
+            self.size -= sum(len(part) for part in oldest if part)
+            del self[oldest]
+        self[key] = value
+        return value
+
+
+_DEFINITIONS: _KeptByContent[Definition] = _KeptByContent(limit=16 << 20)
+_ENTITIES: _KeptByContent[tuple[str, ...]] = _KeptByContent(limit=16 << 20)
 
 
 # The declared mapping made functions once: (column, its sources as (derived, read), required, the
@@ -196,9 +227,11 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instru
         warnings.append(f"{src.dir.name}: speech segments not measured: {err}")
         segments = None
 
-    def entities() -> list[str]:  # found only when the agent misheard the user somewhere
-        return key_entities(None if src.reference is MISSING else src.reference, src.metadata.db_state_assertions,
-                            instructions)
+    def entities() -> tuple[str, ...]:  # found only when the agent misheard the user somewhere
+        kept = (*src.definition_files, instructions)
+        found = _ENTITIES.get(kept)
+        return found if found is not None else _ENTITIES.keep(kept, tuple(key_entities(
+            None if src.reference is MISSING else src.reference, src.metadata.db_state_assertions, instructions)))
 
     audio = f"{folder}/{AUDIO_FILE}"
     try:
@@ -229,6 +262,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     for directory in (folder, f"{folder}/scenario_config", f"{folder}/bot_logs_agent"):
         check_directory(directory, root)
     docs: dict[str, Any] = {}
+    raw: dict[str, bytes] = {}  # the files' bytes: a definition is kept by them (``_DEFINITIONS``)
     for key, rel in SCENARIO_FILES.items():
         path = f"{folder}/{rel}"
         data = read_bytes(path, root, missing_ok=True, seen=seen)
@@ -237,6 +271,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
                 reason = "missing file (scenario in flight or crashed)" if key == "metrics" else "missing file"
                 raise BadInput(os.path.relpath(path, root), reason)
             continue
+        raw[key] = data
         docs[key] = (parse_db_hash_file(data, os.path.relpath(path, root)) if key == "db_hash"
                      else json_of(data, path, root))
     rel = lambda key: os.path.relpath(f"{folder}/{SCENARIO_FILES[key]}", root)  # noqa: E731
@@ -247,15 +282,17 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     if metrics.scenario_name != scenario_dir.name:
         raise BadInput(rel("metrics"), f"scenario_name '{metrics.scenario_name}' does not match its directory")
 
-    src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge)
-    src.invocation_index = run.invocation_for(metrics.turns[0].timestamp if metrics.turns else None)
-
     reference_file = metadata.reference_file or DEFAULT_REFERENCE_FILE
     reference_path = os.path.join(folder, "scenario_config", reference_file)  # a name the run gave: joined, not glued
     if not inside(reference_path, root):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
-    src.reference = load_json_if_present(reference_path, root, MISSING, seen)
-    if src.reference is not MISSING:
+    reference_bytes = read_bytes(reference_path, root, missing_ok=True, seen=seen)
+
+    src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge,
+                         definition_files=(raw["metadata"], reference_bytes))
+    src.invocation_index = run.invocation_for(metrics.turns[0].get("timestamp") if metrics.turns else None)
+    if reference_bytes is not None:
+        src.reference = json_of(reference_bytes, reference_path, root)
         src.prediction = load_json_if_present(f"{folder}/{PREDICTION_FILE}", root, MISSING, seen)
         if src.prediction is not MISSING:
             flags = TextFlags(metadata.ignore_capitalization, metadata.ignore_punctuation, metadata.clean_text)

@@ -116,6 +116,21 @@ def definition_parts(source: Any) -> dict[str, str]:
     return parts
 
 
+@dataclass(frozen=True)
+class Definition:
+    """A scenario's columns made of its definition alone (``metadata.json`` and its reference
+    answer), nothing the agent did: the same for every run of the scenario."""
+
+    hash: str
+    json: str
+    reference_json: str | None
+
+
+def definition_of(source: Any) -> Definition:
+    parts = definition_parts(source)
+    return Definition(definition_hash(parts), dump_json_sorted(parts), json_text(source.reference))
+
+
 def json_text(value: Any) -> str | None:
     return None if value is MISSING else dump_json(value)
 
@@ -169,10 +184,10 @@ NEMO_COLUMNS: dict[str, ColumnSource] = {
     "action_match_lenient": optional(Derived(lambda s: s.action.lenient if s.action else None)),
     "action_reference_items": optional(Derived(lambda s: s.action.reference_items if s.action else None)),
     "action_prediction_items": optional(Derived(lambda s: s.action.prediction_items if s.action else None)),
-    "reference_json": optional(Derived(lambda s: json_text(s.reference))),
+    "reference_json": optional(Derived(lambda s: s.definition.reference_json)),
     "prediction_json": optional(Derived(lambda s: json_text(s.prediction))),
-    "definition_hash": required(Derived(lambda s: definition_hash(s.definition_parts))),
-    "definition_json": required(Derived(lambda s: dump_json_sorted(s.definition_parts))),
+    "definition_hash": required(Derived(lambda s: s.definition.hash)),
+    "definition_json": required(Derived(lambda s: s.definition.json)),
     # DB_STATE_MATCH
     "expected_db_hash": optional(From("metadata", "expected_db_hash"), From("metrics", "db_state_expected_hash")),
     "actual_db_hash": optional(From("db_hash", "db_hash"), From("metrics", "db_state_actual_hash")),
