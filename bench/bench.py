@@ -282,11 +282,14 @@ def _tree_memory_mb(pid: int) -> float:
     return total / 1024
 
 
-def _busy_cpu_s() -> float:
+def _busy_cpu_s() -> tuple[float, float]:
     """CPU-seconds this machine's cores have been busy since boot (``/proc/stat``): across a command,
-    its own process's, its worker processes' (which it does not wait for) and anything else running."""
+    its own process's, its worker processes' (which it does not wait for) and anything else running;
+    and the seconds the hypervisor gave its cores to another machine (steal), apart: on a host that
+    takes them, both a round's time and its CPU grew with them by up to a fifth (2026-12-06)."""
     ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks) - ticks[3] - ticks[4] - ticks[7]) / hz, ticks[7] / hz  # all but idle, iowait, steal
 
 
 def _children_cpu_s() -> float:
@@ -321,12 +324,12 @@ def scorelake_command(*args: str, memory: bool = True, python: str | None = None
         seconds = time.perf_counter() - began
         out_file.seek(0), err_file.seek(0)
         out, err = out_file.read(), err_file.read()
-    busy, own = _busy_cpu_s() - busy, _children_cpu_s() - own
+    (busy_after, stolen_after), own = _busy_cpu_s(), _children_cpu_s() - own
     if process.returncode:
         return {"failed": err.strip()[-300:] or f"exit {process.returncode}"}
     said = [line for line in (out + err).splitlines() if line.strip()]
-    return {"seconds": seconds, **({"peak_pss_mb": peak} if memory else {"cpu_s": busy, "command_process_cpu_s": own}),
-            "said": said[-1] if said else ""}
+    spent = {"cpu_s": busy_after - busy[0], "stolen_s": stolen_after - busy[1], "command_process_cpu_s": own}
+    return {"seconds": seconds, **({"peak_pss_mb": peak} if memory else spent), "said": said[-1] if said else ""}
 
 
 def store_label(n: int, per_session: int) -> str:
@@ -356,8 +359,12 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
         subprocess.run(["rm", "-rf", str(warehouse)], check=True)
         return scorelake_command("ingest", str(store), "-w", str(warehouse), memory=False, python=python)
 
+    def floor() -> dict:
+        stolen = _busy_cpu_s()[1]
+        return {**phase(PARSE_FLOOR.format(**fmt)), "stolen_s": _busy_cpu_s()[1] - stolen}
+
     for round_ in range(rounds):
-        floors.append(phase(PARSE_FLOOR.format(**fmt)))
+        floors.append(floor())
         if before and round_ % 2:
             earlier.append(ingest(before))
         ingests.append(ingest(None))
@@ -371,6 +378,9 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
               # where the time goes: CPU-seconds of every process (two cores give at most twice the
               # wall time), of the command's own process, and so of its workers
               "ingest_cpu_s": [r["cpu_s"] for r in ingests],
+              # the seconds the host took the cores for another machine meanwhile (in neither time above)
+              "parse_floor_stolen_s": [r["stolen_s"] for r in floors],
+              "ingest_stolen_s": [r["stolen_s"] for r in ingests],
               "ingest_command_process_cpu_s": [r["command_process_cpu_s"] for r in ingests],
               "ingest_peak_pss_mb": measured["peak_pss_mb"], "ingest_command_s_while_sampled": measured["seconds"],
               "reingest_command": scorelake_command("ingest", str(store), "-w", str(warehouse))}
@@ -382,6 +392,7 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
     if before:
         report["before"] = {"python": before, "ingest_command_s": [r["seconds"] for r in earlier],
                             "ingest_cpu_s": [r["cpu_s"] for r in earlier],
+                            "ingest_stolen_s": [r["stolen_s"] for r in earlier],
                             "ingest_vs_parse_floor": median(earlier) / median(floors)}
     return report
 
@@ -452,6 +463,8 @@ def main() -> None:
     parser.add_argument("--before", metavar="PYTHON",
                         help="With --ingest-only: an interpreter with an earlier scorelake installed; its ingest "
                              "runs in the same rounds, in alternating order with this checkout's")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="With --ingest-only: rounds of the floor and ingest (the medians compared)")
     parser.add_argument("--reuse-store", action="store_true",
                         help="With --ingest-only: keep the stores an earlier run built (the sessions it left whole)")
     parser.add_argument("--per-session", type=int, nargs="+",
@@ -468,8 +481,8 @@ def main() -> None:
         for n in args.sizes:
             for per_session in args.per_session or [SCENARIOS_PER_SESSION]:
                 key = store_label(n, per_session)
-                found["sizes"][key] = bench_ingest(n, args.work, per_session, before=args.before,
-                                                  reuse=args.reuse_store)
+                found["sizes"][key] = bench_ingest(n, args.work, per_session, rounds=args.rounds,
+                                                  before=args.before, reuse=args.reuse_store)
                 out.write_text(json.dumps(found, indent=2))
                 print(json.dumps({key: found["sizes"][key]}), flush=True)
         return

@@ -279,10 +279,11 @@ def test_a_definition_kept_from_another_run_is_the_one_its_own_files_give(runs_c
     from scorelake.transforms.sources.nemo import _read
 
     runs = runs_copy(MIXED)
-    edited = sorted(d for d in (runs / MIXED).iterdir() if (d / "scenario_config" / "metadata.json").exists())[0]
+    edited = min(d for d in (runs / MIXED).iterdir() if (d / "scenario_config" / "metadata.json").exists())
     path = edited / "scenario_config" / "metadata.json"
     doc = json.loads(path.read_text())
-    path.write_text(json.dumps({**doc, "nl_assertions": [*(doc.get("nl_assertions") or []), "The agent said goodbye."]}))
+    added = [*(doc.get("nl_assertions") or []), "The agent said goodbye."]
+    path.write_text(json.dumps({**doc, "nl_assertions": added}))
 
     def read(folder, cold: bool):
         if cold:
@@ -291,7 +292,7 @@ def test_a_definition_kept_from_another_run_is_the_one_its_own_files_give(runs_c
         tables = read_session(Session(MIXED, folder), "g")
         return _scenario_rows(tables), tables.table("voice").drop("generation")
 
-    original, original_voice = read(CONFORMANCE / MIXED, cold=True)
+    original, _ = read(CONFORMANCE / MIXED, cold=True)
     changed, changed_voice = read(runs / MIXED, cold=False)  # every other definition kept from the read above
     afresh, afresh_voice = read(runs / MIXED, cold=True)
     assert changed == afresh and changed_voice.equals(afresh_voice)

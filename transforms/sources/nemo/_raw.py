@@ -15,7 +15,6 @@ from typing_extensions import TypedDict
 from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
 from scorelake.transforms.sources._measures import Count, Millis, Seconds
 
-
 _STRICT = ConfigDict(strict=True, extra="allow")
 
 
