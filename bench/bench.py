@@ -297,6 +297,16 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def scorelake_process(python: str | None) -> tuple[str, dict[str, str], str | None]:
+    """The interpreter, environment and working folder of a process that runs this checkout's
+    scorelake (``python`` None) or the one installed in ``python``, with no Prefect API configured."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_") and k != "PYTHONPATH"}
+    if python is None:
+        env["PYTHONPATH"] = str(REPO)
+    # another install run from elsewhere: from this checkout, `-m` or `-c` would import its scorelake first
+    return python or sys.executable, env, None if python is None else tempfile.gettempdir()
+
+
 def scorelake_command(*args: str, memory: bool = True, python: str | None = None) -> dict:
     """``scorelake ARGS`` as a user runs it: a whole process (imports and start-up included), its own
     fan-out on the machine's cores, no Prefect API configured; its seconds and, with ``memory``, its
@@ -304,18 +314,14 @@ def scorelake_command(*args: str, memory: bool = True, python: str | None = None
     every 20 ms). The sampling reads every process's page tables: on two cores it takes about a
     second from a 10,000-scenario ingest, so a timed run goes without it. ``python``: another
     interpreter, running the scorelake installed in it (this checkout's otherwise)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_") and k != "PYTHONPATH"}
-    if python is None:
-        env["PYTHONPATH"] = str(REPO)
+    interpreter, env, cwd = scorelake_process(python)
     busy, own = _busy_cpu_s(), _children_cpu_s()
     began = time.perf_counter()
     # its output to files, not pipes: sampled without reading them, a pipe fills (a line per session)
     # and the command waits on it for ever
     with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
-        process = subprocess.Popen([python or sys.executable, "-m", "scorelake", *args], stdout=out_file,
-                                   stderr=err_file, text=True, env=env,
-                                   # not from this checkout: `-m` would import its scorelake first
-                                   cwd=None if python is None else tempfile.gettempdir())
+        process = subprocess.Popen([interpreter, "-m", "scorelake", *args], stdout=out_file, stderr=err_file,
+                                   text=True, env=env, cwd=cwd)
         peak = 0.0
         while memory and process.poll() is None:
             peak = max(peak, _tree_memory_mb(process.pid))

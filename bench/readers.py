@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,11 +39,11 @@ print(time.process_time() - start)
 def cpu_seconds(python: str | None, store: Path, sessions: int) -> float:
     """The CPU-seconds one fresh process spends reading ``sessions`` sessions of ``store``: this
     checkout's readers (``python`` None) or those of the scorelake installed in ``python``."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    if python is None:
-        env["PYTHONPATH"] = str(REPO)
-    done = subprocess.run([python or sys.executable, "-c", READ, str(store), str(sessions)], env=env, check=True,
-                          capture_output=True, text=True, cwd=tempfile.gettempdir())
+    from bench.bench import scorelake_process
+
+    interpreter, env, cwd = scorelake_process(python)
+    done = subprocess.run([interpreter, "-c", READ, str(store), str(sessions)], env=env, cwd=cwd, check=True,
+                          capture_output=True, text=True)
     return float(done.stdout.split()[-1])
 
 
@@ -58,6 +56,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "readers.json")
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
     rounds = []
     for i in range(args.rounds):
         if i % 2:
