@@ -376,6 +376,7 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
         ingests.append(ingest(None))
         if before and not round_ % 2:
             earlier.append(ingest(before))
+    closing = floor()  # each round's ingests between two floors: the machine's speed drifts within a run
     subprocess.run(["rm", "-rf", str(warehouse)], check=True)
     measured = scorelake_command("ingest", str(store), "-w", str(warehouse))  # its memory, once more
     median = lambda runs: sorted(r["seconds"] for r in runs)[len(runs) // 2]  # noqa: E731
@@ -391,6 +392,10 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
               "ingest_peak_pss_mb": measured["peak_pss_mb"], "ingest_command_s_while_sampled": measured["seconds"],
               "reingest_command": scorelake_command("ingest", str(store), "-w", str(warehouse))}
     report["ingest_vs_parse_floor"] = median(ingests) / median(floors)
+    report["parse_floor_closing_s"] = closing["seconds"]
+    # each ingest against the floors either side of its round, the median of those: what drifts over
+    # a run (this machine's speed moved by half within ten minutes) moves both sides of each ratio
+    report["ingest_vs_bracketing_floors"] = _bracketed(ingests, floors + [closing])
     # the ratio were every core busy from start to end: the CPU ingest spends, over the cores, against the floor
     cpu = sorted(r["cpu_s"] for r in ingests)[len(ingests) // 2]
     report["ingest_cpu_vs_parse_floor"] = cpu / median(floors)
@@ -399,8 +404,16 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
         report["before"] = {"python": before, "ingest_command_s": [r["seconds"] for r in earlier],
                             "ingest_cpu_s": [r["cpu_s"] for r in earlier],
                             "ingest_stolen_s": [r["stolen_s"] for r in earlier],
-                            "ingest_vs_parse_floor": median(earlier) / median(floors)}
+                            "ingest_vs_parse_floor": median(earlier) / median(floors),
+                            "ingest_vs_bracketing_floors": _bracketed(earlier, floors + [closing])}
     return report
+
+
+def _bracketed(ingests: list[dict], floors: list[dict]) -> dict:
+    """Per round, an ingest's seconds over the mean of the floor before its round and the one after;
+    their median."""
+    ratios = [run["seconds"] * 2 / (floors[i]["seconds"] + floors[i + 1]["seconds"]) for i, run in enumerate(ingests)]
+    return {"per_round": ratios, "median": sorted(ratios)[len(ratios) // 2]}
 
 
 def bench_size(n: int, work: Path) -> dict:

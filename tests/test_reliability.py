@@ -76,6 +76,27 @@ def test_hostile_files_are_quarantined_with_their_reason(runs_copy, tmp_path, mo
     assert_each_dir_in_exactly_one_place(session, tables)
 
 
+def test_a_column_reads_its_sources_in_order_and_a_required_one_missing_quarantines(runs_copy):
+    """The declared mapping (nemo/columns.py) as the reader runs it: the first source holding a value,
+    an optional column missing reads NULL, a required one missing quarantines naming its file."""
+    session = runs_copy(MIXED) / MIXED
+    dirs = sorted(d for d in session.iterdir() if (d / "metrics.json").exists())
+
+    def edit(folder, file, change):
+        doc = json.loads((folder / file).read_text())
+        change(doc)
+        (folder / file).write_text(json.dumps(doc))
+
+    edit(dirs[0], "metrics.json", lambda doc: doc["success_breakdown"].pop("passed"))
+    edit(dirs[1], "scenario_config/metadata.json", lambda doc: (doc.pop("expected_db_hash", None), doc.pop("domain")))
+    edit(dirs[1], "metrics.json", lambda doc: doc.update(db_state_expected_hash="from-metrics"))
+    tables = read_session(Session(MIXED, session), "g")
+    quarantined = {q["scenario_name"]: (q["file"], q["reason"]) for q in tables.table("quarantine").iter_rows(named=True)}
+    assert quarantined == {dirs[0].name: (f"{dirs[0].name}/metrics.json", "required value 'raw_passed' is missing")}
+    row = tables.table("scenarios").filter(scenario_name=dirs[1].name).row(0, named=True)
+    assert (row["expected_db_hash"], row["registry_domain"]) == ("from-metrics", None)
+
+
 def test_legacy_run_args_shape_is_read(runs_copy):
     session = runs_copy(BASELINE) / BASELINE
     args = json.loads((session / "run_args.json").read_text())
