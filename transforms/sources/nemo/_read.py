@@ -262,7 +262,6 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     for directory in (folder, f"{folder}/scenario_config", f"{folder}/bot_logs_agent"):
         check_directory(directory, root)
     docs: dict[str, Any] = {}
-    raw: dict[str, bytes] = {}  # the files' bytes: a definition is kept by them (``_DEFINITIONS``)
     for key, rel in SCENARIO_FILES.items():
         path = f"{folder}/{rel}"
         data = read_bytes(path, root, missing_ok=True, seen=seen)
@@ -271,7 +270,8 @@ def read_scenario(scenario_dir: Path, run: RunContext,
                 reason = "missing file (scenario in flight or crashed)" if key == "metrics" else "missing file"
                 raise BadInput(os.path.relpath(path, root), reason)
             continue
-        raw[key] = data
+        if key == "metadata":
+            metadata_bytes = data  # a definition is kept by its files' bytes (``_DEFINITIONS``)
         docs[key] = (parse_db_hash_file(data, os.path.relpath(path, root)) if key == "db_hash"
                      else json_of(data, path, root))
     rel = lambda key: os.path.relpath(f"{folder}/{SCENARIO_FILES[key]}", root)  # noqa: E731
@@ -289,7 +289,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     reference_bytes = read_bytes(reference_path, root, missing_ok=True, seen=seen)
 
     src = ScenarioSource(dir=scenario_dir, run=run, docs=docs, metadata=metadata, metrics=metrics, judge=judge,
-                         definition_files=(raw["metadata"], reference_bytes))
+                         definition_files=(metadata_bytes, reference_bytes))
     src.invocation_index = run.invocation_for(metrics.turns[0].get("timestamp") if metrics.turns else None)
     if reference_bytes is not None:
         src.reference = json_of(reference_bytes, reference_path, root)
