@@ -379,7 +379,7 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
     closing = floor()  # each round's ingests between two floors: the machine's speed drifts within a run
     subprocess.run(["rm", "-rf", str(warehouse)], check=True)
     measured = scorelake_command("ingest", str(store), "-w", str(warehouse))  # its memory, once more
-    median = lambda runs: sorted(r["seconds"] for r in runs)[len(runs) // 2]  # noqa: E731
+    median = lambda runs: _median([r["seconds"] for r in runs])  # noqa: E731
     report = {"scenarios": n, "scenarios_per_session": per_session, "files": floors[0]["files"], "bytes": floors[0]["bytes"],
               "parse_floor_s": [r["seconds"] for r in floors], "ingest_command_s": [r["seconds"] for r in ingests],
               # where the time goes: CPU-seconds of every process (two cores give at most twice the
@@ -397,7 +397,7 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
     # a run (this machine's speed moved by half within ten minutes) moves both sides of each ratio
     report["ingest_vs_bracketing_floors"] = _bracketed(ingests, floors + [closing])
     # the ratio were every core busy from start to end: the CPU ingest spends, over the cores, against the floor
-    cpu = sorted(r["cpu_s"] for r in ingests)[len(ingests) // 2]
+    cpu = _median([r["cpu_s"] for r in ingests])
     report["ingest_cpu_vs_parse_floor"] = cpu / median(floors)
     report["least_ratio_on_these_cores"] = cpu / (os.cpu_count() or 1) / median(floors)
     if before:
@@ -413,7 +413,12 @@ def _bracketed(ingests: list[dict], floors: list[dict]) -> dict:
     """Per round, an ingest's seconds over the mean of the floor before its round and the one after;
     their median."""
     ratios = [run["seconds"] * 2 / (floors[i]["seconds"] + floors[i + 1]["seconds"]) for i, run in enumerate(ingests)]
-    return {"per_round": ratios, "median": sorted(ratios)[len(ratios) // 2]}
+    return {"per_round": ratios, "median": _median(ratios)}
+
+
+def _median(values: list[float]) -> float:
+    """The middle value; of an even count, the upper of the two middle ones (as every run here has taken it)."""
+    return sorted(values)[len(values) // 2]
 
 
 def bench_size(n: int, work: Path) -> dict:
