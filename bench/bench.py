@@ -8,7 +8,8 @@ For ``--ingest-only``: ``scorelake ingest`` as a user runs it (a whole process, 
 against the single-thread parse floor (one thread reads every file ingest reads and parses each JSON
 one with orjson), side by side, three rounds, then a no-change re-ingest; with the CPU-seconds the
 command and its workers spent (two cores can at most halve them). With ``--before``, an earlier
-scorelake's ingest (installed in that interpreter) runs in the same rounds. Otherwise:
+scorelake's ingest (installed in that interpreter) runs in the same rounds, and so does the floor of
+the files that scorelake reads (a reader that reads more files has a higher floor). Otherwise:
 
 For each size it builds a synthetic store in the upstream format (bench/synth.py) and reports, as
 ratios measured in the same run:
@@ -44,24 +45,26 @@ REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "data" / "runs" / "eval_20260904_080000"
 
 
-def phase(code: str) -> dict:
+def phase(code: str, python: str | None = None) -> dict:
     """Run ``code`` in a fresh interpreter; it sets ``result`` (a dict). Adds seconds and peak RSS.
+    ``python``: another interpreter, whose installed scorelake ``code`` imports (this checkout's otherwise).
 
     The clock restarts at a line ``start = time.perf_counter()`` in ``code``, so imports are not timed.
     """
     script = textwrap.dedent("""
         import json, sys, time
-        sys.path.insert(0, {repo!r})
+        {path}
         start = time.perf_counter()
         result = {{}}
-    """).format(repo=str(REPO)) + textwrap.dedent(code) + textwrap.dedent("""
+    """).format(path="" if python else f"sys.path.insert(0, {str(REPO)!r})") + textwrap.dedent(code) + textwrap.dedent("""
         result["seconds"] = time.perf_counter() - start
         # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork + exec
         hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
         result["peak_rss_mb"] = int(hwm.split()[1]) / 1024
         print(json.dumps(result))
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    interpreter, env, cwd = scorelake_process(python) if python else (sys.executable, None, None)
+    out = subprocess.run([interpreter, "-c", script], capture_output=True, text=True, env=env, cwd=cwd)
     if out.returncode:
         return {"failed": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -359,24 +362,29 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
     build_store(SOURCE, store, n, per_session=per_session, resume=reuse)
     os.sync()  # the store's pages written out now, not by the kernel's writeback during the timed rounds
     fmt = {"store": str(store)}
-    floors, ingests, earlier = [], [], []
+    floors, ingests, earlier, earlier_floors = [], [], [], []
 
     def ingest(python: str | None) -> dict:
         subprocess.run(["rm", "-rf", str(warehouse)], check=True)
         return scorelake_command("ingest", str(store), "-w", str(warehouse), memory=False, python=python)
 
-    def floor() -> dict:
+    def floor(python: str | None = None) -> dict:
+        """The parse floor of the files this checkout reads (``python`` None) or the earlier one does."""
         stolen = _busy_cpu_s()[1]
-        return {**phase(PARSE_FLOOR.format(**fmt)), "stolen_s": _busy_cpu_s()[1] - stolen}
+        return {**phase(PARSE_FLOOR.format(**fmt), python), "stolen_s": _busy_cpu_s()[1] - stolen}
 
     for round_ in range(rounds):
         floors.append(floor())
+        if before:  # what the earlier scorelake reads may differ: its ratio is to its own floor
+            earlier_floors.append(floor(before))
         if before and round_ % 2:
             earlier.append(ingest(before))
         ingests.append(ingest(None))
         if before and not round_ % 2:
             earlier.append(ingest(before))
     closing = floor()  # each round's ingests between two floors: the machine's speed drifts within a run
+    if before:
+        earlier_floors.append(floor(before))
     subprocess.run(["rm", "-rf", str(warehouse)], check=True)
     measured = scorelake_command("ingest", str(store), "-w", str(warehouse))  # its memory, once more
     median = lambda runs: _median([r["seconds"] for r in runs])  # noqa: E731
@@ -405,7 +413,12 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
                             "ingest_cpu_s": [r["cpu_s"] for r in earlier],
                             "ingest_stolen_s": [r["stolen_s"] for r in earlier],
                             "ingest_vs_parse_floor": median(earlier) / median(floors),
-                            "ingest_vs_bracketing_floors": _bracketed(earlier, floors + [closing])}
+                            "ingest_vs_bracketing_floors": _bracketed(earlier, floors + [closing]),
+                            # against the floor of the files it reads itself, in the same rounds
+                            "parse_floor_s": [r["seconds"] for r in earlier_floors],
+                            "files": earlier_floors[0]["files"], "bytes": earlier_floors[0]["bytes"],
+                            "ingest_vs_own_parse_floor": median(earlier) / median(earlier_floors[:-1]),
+                            "ingest_vs_own_bracketing_floors": _bracketed(earlier, earlier_floors)}
     return report
 
 

@@ -76,6 +76,45 @@ def test_hostile_files_are_quarantined_with_their_reason(runs_copy, tmp_path, mo
     assert_each_dir_in_exactly_one_place(session, tables)
 
 
+@pytest.mark.parametrize("folder", ["scenario_config", "bot_logs_agent", "bot_logs_user"])
+def test_a_folder_symlinked_out_of_the_run_is_never_read(runs_copy, tmp_path, folder):
+    """Each folder a scenario's files are read from, made a symlink to a copy outside the run
+    directory: the scenario is quarantined naming it, and nothing of the copy is stored."""
+    session = runs_copy(MIXED) / MIXED
+    victim = min(d for d in session.iterdir() if (d / folder).is_dir())
+    outside = tmp_path / "outside"
+    shutil.copytree(victim / folder, outside)
+    for context in outside.glob("llm_context.json"):  # words that must not reach any table
+        messages = json.loads(context.read_text())
+        context.write_text(json.dumps([{**m, "content": "SECRET-FROM-OUTSIDE"} if isinstance(m.get("content"), str)
+                                       else m for m in messages]))
+    shutil.rmtree(victim / folder)
+    (victim / folder).symlink_to(outside, target_is_directory=True)
+
+    tables = read_session(Session(MIXED, session), "g")
+    quarantined = {q["scenario_name"]: (q["file"], q["reason"]) for q in tables.table("quarantine").iter_rows(named=True)}
+    assert quarantined == {victim.name: (f"{victim.name}/{folder}", "symlink points outside the run directory")}
+    assert "SECRET-FROM-OUTSIDE" not in repr(tables.rows)
+    assert_each_dir_in_exactly_one_place(session, tables)
+
+
+def test_a_reference_file_through_a_folder_symlinked_out_of_the_run_is_never_read(runs_copy, tmp_path):
+    session = runs_copy(MIXED) / MIXED
+    victim = min(d for d in session.iterdir() if (d / "scenario_config" / "reference_answer.json").exists())
+    (tmp_path / "answers").mkdir()
+    (tmp_path / "answers" / "reference_answer.json").write_text('{"secret": "SECRET-FROM-OUTSIDE"}')
+    (victim / "scenario_config" / "answers").symlink_to(tmp_path / "answers", target_is_directory=True)
+    metadata = json.loads((victim / "scenario_config" / "metadata.json").read_text())
+    metadata["reference_file"] = "answers/reference_answer.json"
+    (victim / "scenario_config" / "metadata.json").write_text(json.dumps(metadata))
+
+    tables = read_session(Session(MIXED, session), "g")
+    quarantined = {q["scenario_name"]: (q["file"], q["reason"]) for q in tables.table("quarantine").iter_rows(named=True)}
+    assert quarantined == {victim.name: (f"{victim.name}/scenario_config/metadata.json",
+                                         "reference_file points outside the run directory")}
+    assert "SECRET-FROM-OUTSIDE" not in repr(tables.rows)
+
+
 def test_a_column_reads_its_sources_in_order_and_a_required_one_missing_quarantines(runs_copy):
     """The declared mapping (nemo/columns.py) as the reader runs it: the first source holding a value,
     an optional column missing reads NULL, a required one missing quarantines naming its file."""

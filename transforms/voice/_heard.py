@@ -41,8 +41,11 @@ def words(text: str) -> list[str]:
     """``text`` as the words WER counts (see the module's docstring)."""
     if not text.isascii():
         return _WORD.findall(text.lower().replace("\u2019", "'"))
+    folded = text.encode("ascii").translate(_ASCII_FOLD).decode("ascii")
+    if "'" not in folded:  # most text: its runs are its words
+        return folded.split()
     found = []
-    for run in text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split():
+    for run in folded.split():
         if "'" not in run:
             found.append(run)
         else:

@@ -43,6 +43,7 @@ from scorelake.transforms.sources._files import (
 from scorelake.transforms.sources._session import ABSENT, Session, stat_token, stat_token_of
 from scorelake.transforms.sources.nemo._listing import (
     AUDIO_FILE,
+    SCENARIO_INPUTS,
     SEGMENTS_FILE,
     USER_PROMPT_FILE,
     list_session,
@@ -246,6 +247,11 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instru
     return [row] if row else []
 
 
+# The folders within a scenario's that its files are read from: each is checked not to be a symlink
+# that leaves the run directory (a file's own open follows no symlink, its folders' would).
+_INNER_FOLDERS = sorted({os.path.dirname(file) for file in SCENARIO_INPUTS} - {""})
+
+
 def _seen_or_stat(seen: dict[str, str]) -> Callable[[str], str]:
     """A file's stat token as a read saw it, else as a stat sees it (a file no read opened)."""
     return lambda path: seen[path] if path in seen else stat_token(path)
@@ -259,7 +265,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     root = run.session.path
     # paths as strings from here: pathlib's joins cost more than the reads of the small files
     folder = os.fspath(scenario_dir)
-    for directory in (folder, f"{folder}/scenario_config", f"{folder}/bot_logs_agent"):
+    for directory in (folder, *(f"{folder}/{inner}" for inner in _INNER_FOLDERS)):
         check_directory(directory, root)
     docs: dict[str, Any] = {}
     for key, rel in SCENARIO_FILES.items():
@@ -284,7 +290,9 @@ def read_scenario(scenario_dir: Path, run: RunContext,
 
     reference_file = metadata.reference_file or DEFAULT_REFERENCE_FILE
     reference_path = os.path.join(folder, "scenario_config", reference_file)  # a name the run gave: joined, not glued
-    if not inside(reference_path, root):
+    if not inside(reference_path, root) or (  # a folder the name goes through may be a symlink out
+            os.path.dirname(reference_path) != f"{folder}/scenario_config"
+            and not inside(os.path.realpath(os.path.dirname(reference_path)), os.path.realpath(root))):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
     reference_bytes = read_bytes(reference_path, root, missing_ok=True, seen=seen)
 
