@@ -373,6 +373,7 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
         stolen = _busy_cpu_s()[1]
         return {**phase(PARSE_FLOOR.format(**fmt), python), "stolen_s": _busy_cpu_s()[1] - stolen}
 
+    floor()  # untimed: the first read of a store the page cache let go of took 35-80 s, its rounds 15-20
     for round_ in range(rounds):
         floors.append(floor())
         if before:  # what the earlier scorelake reads may differ: its ratio is to its own floor
