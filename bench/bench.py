@@ -420,6 +420,10 @@ def bench_ingest(n: int, work: Path, per_session: int, rounds: int = 3, before: 
                             "files": earlier_floors[0]["files"], "bytes": earlier_floors[0]["bytes"],
                             "ingest_vs_own_parse_floor": median(earlier) / median(earlier_floors[:-1]),
                             "ingest_vs_own_bracketing_floors": _bracketed(earlier, earlier_floors)}
+        # each round's two ratios, each ingest against its own floors, the later over the earlier
+        paired = [now / then for now, then in zip(report["ingest_vs_bracketing_floors"]["per_round"],
+                                                  report["before"]["ingest_vs_own_bracketing_floors"]["per_round"])]
+        report["before"]["ratio_now_over_before"] = {"per_round": paired, "median": _median(paired)}
     return report
 
 
