@@ -35,6 +35,11 @@ def placement(tables) -> tuple[set[str], set[str]]:
     return set(tables.table("scenarios")["scenario_name"]), set(tables.table("quarantine")["scenario_name"].drop_nulls())
 
 
+def quarantined_files(tables) -> dict[str | None, tuple[str, str]]:
+    """Each quarantined scenario's file and reason."""
+    return {q["scenario_name"]: (q["file"], q["reason"]) for q in tables.table("quarantine").iter_rows(named=True)}
+
+
 def assert_each_dir_in_exactly_one_place(session: Path, tables) -> None:
     """And fingerprinted as a pass of stats lists it: a read makes its fingerprints from what it saw."""
     ingested, quarantined = placement(tables)
@@ -92,7 +97,7 @@ def test_a_folder_symlinked_out_of_the_run_is_never_read(runs_copy, tmp_path, fo
     (victim / folder).symlink_to(outside, target_is_directory=True)
 
     tables = read_session(Session(MIXED, session), "g")
-    quarantined = {q["scenario_name"]: (q["file"], q["reason"]) for q in tables.table("quarantine").iter_rows(named=True)}
+    quarantined = quarantined_files(tables)
     assert quarantined == {victim.name: (f"{victim.name}/{folder}", "symlink points outside the run directory")}
     assert "SECRET-FROM-OUTSIDE" not in repr(tables.rows)
     assert_each_dir_in_exactly_one_place(session, tables)
@@ -109,7 +114,7 @@ def test_a_reference_file_through_a_folder_symlinked_out_of_the_run_is_never_rea
     (victim / "scenario_config" / "metadata.json").write_text(json.dumps(metadata))
 
     tables = read_session(Session(MIXED, session), "g")
-    quarantined = {q["scenario_name"]: (q["file"], q["reason"]) for q in tables.table("quarantine").iter_rows(named=True)}
+    quarantined = quarantined_files(tables)
     assert quarantined == {victim.name: (f"{victim.name}/scenario_config/metadata.json",
                                          "reference_file points outside the run directory")}
     assert "SECRET-FROM-OUTSIDE" not in repr(tables.rows)
@@ -130,7 +135,7 @@ def test_a_column_reads_its_sources_in_order_and_a_required_one_missing_quaranti
     edit(dirs[1], "scenario_config/metadata.json", lambda doc: (doc.pop("expected_db_hash", None), doc.pop("domain")))
     edit(dirs[1], "metrics.json", lambda doc: doc.update(db_state_expected_hash="from-metrics"))
     tables = read_session(Session(MIXED, session), "g")
-    quarantined = {q["scenario_name"]: (q["file"], q["reason"]) for q in tables.table("quarantine").iter_rows(named=True)}
+    quarantined = quarantined_files(tables)
     assert quarantined == {dirs[0].name: (f"{dirs[0].name}/metrics.json", "required value 'raw_passed' is missing")}
     row = tables.table("scenarios").filter(scenario_name=dirs[1].name).row(0, named=True)
     assert (row["expected_db_hash"], row["registry_domain"]) == ("from-metrics", None)

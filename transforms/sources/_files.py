@@ -110,6 +110,11 @@ def inside(path: str | Path, root: str | Path) -> bool:
     return full == base or full.startswith(base if base.endswith(os.sep) else base + os.sep)
 
 
+def resolves_inside(path: str | Path, root: str | Path) -> bool:
+    """Whether ``path``, every symlink on it followed, lies under ``root`` (its symlinks followed too)."""
+    return inside(os.path.realpath(path), os.path.realpath(root))
+
+
 def is_utf8(text: str) -> bool:
     """False for a name the file system gave as bytes that are not UTF-8 (surrogate escapes)."""
     try:

@@ -38,6 +38,7 @@ from scorelake.transforms.sources._files import (
     load_json_if_present,
     printable,
     read_bytes,
+    resolves_inside,
     validate,
 )
 from scorelake.transforms.sources._session import ABSENT, Session, stat_token, stat_token_of
@@ -241,7 +242,7 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instru
         found = None
     seen[audio] = ABSENT if found is None else stat_token_of(found)  # the fingerprint's: no second stat
     audio = (audio if found is not None and stat.S_ISREG(found.st_mode)
-             and inside(os.path.realpath(audio), os.path.realpath(root)) else None)
+             and resolves_inside(audio, root) else None)
     row = voice_row(key, segments, contexts["agent"], contexts["user"], entities, audio,
                     lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}"))
     return [row] if row else []
@@ -292,7 +293,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     reference_path = os.path.join(folder, "scenario_config", reference_file)  # a name the run gave: joined, not glued
     if not inside(reference_path, root) or (  # a folder the name goes through may be a symlink out
             os.path.dirname(reference_path) != f"{folder}/scenario_config"
-            and not inside(os.path.realpath(os.path.dirname(reference_path)), os.path.realpath(root))):
+            and not resolves_inside(os.path.dirname(reference_path), root)):
         raise BadInput(rel("metadata"), "reference_file points outside the run directory", reference_file)
     reference_bytes = read_bytes(reference_path, root, missing_ok=True, seen=seen)
 
