@@ -76,6 +76,10 @@ def test_float_or_string_comparison():
     assert match_scalar(100000.0, 100000.5, PLAIN)  # within rtol=1e-5
     assert not match_scalar(1.0, 1.001, PLAIN)
     assert not match_scalar("nan", "nan", PLAIN)
+    for nan in (" NaN ", "+nan", "-NAN\n"):  # the same text, but a NaN: never close to itself
+        assert not match_scalar(nan, nan, LOOSE)
+    for same in ("Refund issued", "TC-55678", " 12 ", "1e3", "Infinity", ""):
+        assert match_scalar(same, same, PLAIN) and match_scalar(same, same, LOOSE)
     assert match_scalar("inf", float("inf"), PLAIN)
 
 

@@ -4,6 +4,7 @@ result, the conversation, the tool calls, the reference items ACTION_MATCH found
 from __future__ import annotations
 
 import json
+import shutil
 
 import polars as pl
 import pytest
@@ -11,7 +12,9 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
-from tests.conftest import BASELINE, CONFORMANCE
+from scorelake.storage import Store
+from scorelake.transforms.columns import frame
+from tests.conftest import BASELINE, CONFORMANCE, REPO
 
 runner = CliRunner()
 MIXED = "eval_20260902_091500"
@@ -122,8 +125,6 @@ def test_judge_outages_are_told_apart_from_agent_failures(tmp_path):
     import sys
     from pathlib import Path
 
-    from tests.conftest import REPO
-
     wh = scorelake.open(tmp_path / "wh")
     wh.ingest(REPO / "data" / "runs")
     errors = wh.judge_errors()
@@ -153,6 +154,38 @@ def test_the_task_is_what_the_user_simulator_was_told(wh, ingested):
     whole = json.loads(runner.invoke(app, ["show", BASELINE, name, "-w", str(ingested[0].tables.root),
                                            "-f", "json"]).output)
     assert whole["task"]["instructions"] == on_disk[name]
+
+
+def test_instructions_are_stored_once_each_and_put_back_on_every_task(tmp_path):
+    """Every run of a suite gives its scenarios the same instructions: stored once per distinct text
+    (task_instructions, by any run), named by hash from tasks, put back on every row by stg_tasks;
+    rows an older scorelake wrote (each with its own text, no task_instructions table) read as they did."""
+    runs = REPO / "data" / "runs"
+    on_disk = {(p.parent.name, p.name): (p / "scenario_config" / "user_prompt.txt").read_text()
+               for p in runs.glob("eval_*/*")  # the scenarios, not a killed attempt's folder
+               if ".killed." not in p.name and (p / "scenario_config" / "user_prompt.txt").exists()}
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(min(runs.iterdir()), prefect=False)
+    wh.ingest(runs, prefect=False)  # the second run: only the texts the first did not hold
+    tables = Store(wh.location).tables
+    stored = tables.read("task_instructions").collect()
+    assert sorted(stored["instructions"]) == sorted(set(on_disk.values())) and stored.height < len(on_disk)
+    assert tables.read("tasks").select(pl.col("instructions").is_null().all()).collect().item()
+
+    def read_back(warehouse: scorelake.Warehouse) -> dict[tuple[str, str], str]:
+        rows = warehouse.sql("SELECT run_id, scenario_name, instructions FROM tasks")
+        return {(r, s): text for r, s, text in rows.iter_rows()}
+
+    assert read_back(wh) == on_disk
+    older = wh.sql("SELECT * FROM stg_tasks").with_columns(instructions_hash=pl.lit(None, pl.String))
+    tables.replace("tasks", frame("tasks", older.to_dicts()))
+    shutil.rmtree(tables.root / "task_instructions")
+    tables.schema_file("task_instructions").unlink()
+    tables.db_path.unlink()
+    assert read_back(scorelake.open(wh.location)) == on_disk  # a reader: its views bound, the table missing
+    wh.ingest(runs, prefect=False)  # a write creates the table; nothing re-read
+    assert Store(wh.location).tables.read("task_instructions").collect().is_empty()
+    assert read_back(scorelake.open(wh.location)) == on_disk
 
 
 def test_tau_tasks_bring_the_user_instructions(tmp_path):

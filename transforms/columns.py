@@ -313,8 +313,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "run_id": Str,
         "generation": Str,
         "scenario_name": Str,
-        "instructions": Str,  # as the user simulator got them (tau2's user scenario: one line per field)
+        # as the user simulator got them (tau2's user scenario: one line per field); NULL since they are
+        # stored once each (task_instructions), rows ingested before hold their own
+        "instructions": Str,
         "origin": Str,  # where they were read: scenario_config/user_prompt.txt, a tau2 task's user_scenario, ...
+        "instructions_hash": Str,  # the task_instructions row of the instructions
+    },
+    "task_instructions": {  # each distinct text once: every run of a suite gives its scenarios the same
+        "instructions_hash": Str,
+        "instructions": Str,
     },
     "judge_prompts": {  # each distinct judge system prompt once: the same long text opens every judge input
         "prompt_hash": Str,
@@ -447,6 +454,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "table_versions": Str,  # JSON: each other table's Delta version after the step
     },
 }
+
+
+# The tables that hold each distinct long text once, by its key (the hash their rows are named by in
+# judge_inputs and tasks): stored when first met, by any run; the same text comes in every run of a suite.
+SHARED_TEXTS = {"judge_prompts": "prompt_hash", "task_instructions": "instructions_hash"}
 
 
 def empty_frame(table: str) -> pl.DataFrame:

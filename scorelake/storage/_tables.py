@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 import polars as pl
 
 from scorelake.storage._faults import crash_point
-from scorelake.transforms.columns import SCHEMAS, empty_frame
+from scorelake.transforms.columns import SCHEMAS, SHARED_TEXTS, empty_frame
 from scorelake.transforms.errors import NotFound, TableMissing, WarehouseMissing
 
 TABLES = tuple(SCHEMAS)
@@ -370,12 +370,13 @@ class Tables:
 
     def commit_runs(self, runs: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> None:
         """Commit a batch of ingested runs: their rows of ``RUN_TABLES`` (of the generations in
-        ``runs``), then their ``runs`` rows, then the removal of the rows they replace. The judge
-        prompts their inputs name (``judge_prompts`` in ``tables``) go first, those not stored yet."""
-        if "judge_prompts" in tables:
-            stored = self.read("judge_prompts").select("prompt_hash").collect()
-            self.append("judge_prompts", tables["judge_prompts"].unique("prompt_hash", keep="first")
-                        .join(stored, on="prompt_hash", how="anti"))
+        ``runs``), then their ``runs`` rows, then the removal of the rows they replace. The shared
+        texts their rows name (judge prompts, task instructions: ``SHARED_TEXTS``) go first, those
+        not stored yet."""
+        for table, key in SHARED_TEXTS.items():
+            if table in tables:
+                stored = self.read(table).select(key).collect()
+                self.append(table, tables[table].unique(key, keep="first").join(stored, on=key, how="anti"))
         for table in RUN_TABLES:
             self.append(table, tables[table])
         run_ids = runs["run_id"].to_list()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from scorelake.transforms.columns import frame
+from scorelake.transforms.columns import SHARED_TEXTS, frame
 from scorelake.transforms.keys import new_generation
 from scorelake.transforms.results import SessionReport
 from scorelake.transforms.sources import EVIDENCE_TABLES, Session, SessionTables, read_session_tables, source_warnings
@@ -60,13 +60,20 @@ def _cycle_collector_off() -> Iterator[None]:
             gc.enable()
 
 
+def _rows(read: list[SessionTables], table: str) -> list[dict]:
+    """The sessions' rows of ``table``; of a table of shared texts, each text once (the same instructions
+    open a scenario in every run of its suite: not sent back, framed and written a time per run)."""
+    rows = [row for t in read for row in t.rows.get(table, [])]
+    key = SHARED_TEXTS.get(table)
+    return rows if key is None else list({row[key]: row for row in rows}.values())
+
+
 def ingest_sessions(sessions: list[Session]) -> IngestedRuns:
     """Read sessions, each as one new generation, their rows framed together: a frame costs about
     as much for a few rows as for hundreds (a list column: 3 µs a row one by one, 0.3 ms grouped)."""
     with _cycle_collector_off():
         read = [read_session_tables(session, new_generation()) for session in sessions]
-    tables = {table: frame(table, [row for t in read for row in t.rows.get(table, [])])
-              for table in ("scenarios", "verdicts", "quarantine", *EVIDENCE_TABLES)}
+    tables = {table: frame(table, _rows(read, table)) for table in ("scenarios", "verdicts", "quarantine", *EVIDENCE_TABLES)}
     # each format's own warnings on the rows of its runs (a format with none costs no query)
     lines: dict[str, str] = {}
     for kind in dict.fromkeys(s.kind for s in sessions):

@@ -70,6 +70,8 @@ def _prepare_text(value: str, flags: TextFlags) -> str:
 
 def match_scalar(ref: Any, pred: Any, flags: TextFlags) -> bool:
     """``match_str_and_float``: numeric when both sides convert with ``float()``, else text."""
+    if type(ref) is str and ref == pred and "n" not in ref and "N" not in ref:
+        return True  # the same text matches either way, unless it is a NaN (no NaN is close to itself)
     try:
         ref = float(ref)
         pred = float(pred)

@@ -21,7 +21,8 @@ from scorelake.transforms.sources._session import Session, Source
 from scorelake.transforms.sources.nemo import list_session, read_session
 from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX
 
-EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts", "voice", "tasks")
+EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts", "voice", "tasks",
+                   "task_instructions")
 
 __all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "SOURCES", "LegacyTables", "Session", "SessionTables", "Source",
            "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "open_regular", "printable",

@@ -114,9 +114,14 @@ def tool_call_rows(key: dict, side: str, messages: list, heard_turns: list[str] 
     return rows
 
 
-def task_rows(key: dict, instructions: str | None, origin: str) -> list[dict]:
-    """The scenario's ``tasks`` row: what the user simulator was told (none when blank or absent)."""
-    return [{**key, "instructions": instructions, "origin": origin}] if instructions and instructions.strip() else []
+def task_rows(key: dict, instructions: str | None, origin: str) -> tuple[list[dict], list[dict]]:
+    """What the user simulator was told (none when blank or absent): the scenario's ``tasks`` row,
+    naming its instructions by hash, and the ``task_instructions`` row holding them."""
+    if not instructions or instructions.isspace():
+        return [], []
+    instructions_hash = text_hash(instructions)
+    return ([{**key, "instructions": None, "origin": origin, "instructions_hash": instructions_hash}],
+            [{"instructions_hash": instructions_hash, "instructions": instructions}])
 
 
 def judge_row(key: dict, doc: dict) -> dict:

@@ -340,7 +340,7 @@ def read_scenario(scenario_dir: Path, run: RunContext,
     evidence["judge_inputs"], evidence["judge_prompts"] = (judge_input_rows(key, docs["judge"], metadata.nl_assertions)
                                                            if isinstance(docs.get("judge"), dict) else ([], []))
     instructions = _instructions(src, warnings, seen)
-    evidence["tasks"] = task_rows(key, instructions, USER_PROMPT_FILE)
+    evidence["tasks"], evidence["task_instructions"] = task_rows(key, instructions, USER_PROMPT_FILE)
     evidence["voice"] = _voice_rows(key, src, contexts, instructions, warnings, seen)
     verdicts = _verdict_rows(src) + (action_verdict_rows(key, src.action) if src.action else [])
     # never None: metrics.json was read, so the folder is a scenario
@@ -423,7 +423,6 @@ def read_session(session: Session, generation: str) -> SessionTables:
         warnings.extend(row_warnings)
         for table, evidence_rows in row_evidence.items():
             evidence.setdefault(table, []).extend(evidence_rows)
-    evidence["judge_prompts"] = list({row["prompt_hash"]: row for row in evidence.get("judge_prompts", [])}.values())
     _assign_positions(rows, context)
 
     args = last.parsed_args

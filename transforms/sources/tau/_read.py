@@ -177,8 +177,8 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     verdicts: list[dict] = []
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
     evidence = {"turns": message_turn_rows(key, sim.messages),
-                "tool_calls": tool_call_rows(key, "agent", sim.messages),
-                "tasks": task_rows(key, tau2_instructions(task), "tau2 task user_scenario")}
+                "tool_calls": tool_call_rows(key, "agent", sim.messages)}
+    evidence["tasks"], evidence["task_instructions"] = task_rows(key, tau2_instructions(task), "tau2 task user_scenario")
     voice = voice_row(key, tick_segments(sim.ticks), None, None, lambda: [])  # τ-voice: its full-duplex ticks
     if voice is not None:
         evidence["voice"] = [voice]
@@ -339,9 +339,10 @@ def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: Ta
     )
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
     instruction = (rec.info.task or {}).get("instruction")
+    tasks, instructions = task_rows(key, instruction if isinstance(instruction, str) else None,
+                                    "tau-bench task instruction")
     return row, [], {"turns": message_turn_rows(key, rec.traj), "tool_calls": tool_call_rows(key, "agent", rec.traj),
-                     "tasks": task_rows(key, instruction if isinstance(instruction, str) else None,
-                                         "tau-bench task instruction")}
+                     "tasks": tasks, "task_instructions": instructions}
 
 
 def read_tau_bench(session: Session, generation: str, fingerprint: str) -> SessionTables:
