@@ -178,7 +178,8 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     key = {"run_id": session.run_id, "generation": generation, "scenario_name": name}
     evidence = {"turns": message_turn_rows(key, sim.messages),
                 "tool_calls": tool_call_rows(key, "agent", sim.messages)}
-    evidence["tasks"], evidence["task_instructions"] = task_rows(key, tau2_instructions(task), "tau2 task user_scenario")
+    evidence["tasks"], evidence["task_instructions"] = task_rows(key, tau2_instructions(task),
+                                                                 "tau2 task user_scenario")
     voice = voice_row(key, tick_segments(sim.ticks), None, None, lambda: [])  # τ-voice: its full-duplex ticks
     if voice is not None:
         evidence["voice"] = [voice]
