@@ -27,42 +27,49 @@ from scorelake.transforms.voice import (
 )
 from scorelake.transforms.columns import frame
 from tests.conftest import BASELINE, CONFORMANCE
+from tests.tau2_reference import events, segment_ticks
 
 runner = CliRunner()
 
 
-def measured(segments: list[Segment]) -> dict:
+def measured(segments: list[Segment], call_s: float | None = None) -> dict:
     """One conversation's turn-taking as an ingest measures it: its ``voice`` row, then ``turn_taking``
     over the rows of a commit (here, its one row)."""
-    seglst = [{"speaker": s.speaker, "start_time": s.start, "end_time": s.end, "words": s.words} for s in segments]
-    row = voice_row({"run_id": "r", "generation": "g", "scenario_name": "s"}, seglst, None, None, lambda: [])
+    row = voice_row({"run_id": "r", "generation": "g", "scenario_name": "s"}, segments, None, None, lambda: [],
+                    call_s=call_s)
     return turn_taking(frame("voice", [row]).lazy()).collect().row(0, named=True)
 
 
 def test_turn_taking_of_segments_worked_out_by_hand():
     # agent 0-4 ("one two three four five six"), user 3-6 (barges in at 3, inside the agent's 0-4),
-    # agent 8-10, user 9.5-12 (barges in at 9.5; the agent stops at 10: yields in 0.5 s),
-    # user 15-16 (nobody answers before the user's next turn at 20), user 20-21, agent 21.5-23
+    # agent 8-10, user 9.45-12 (barges in at 9.45), user 15-16, user 20-21, agent 21.55-23; the call
+    # ends at 30
     segments = [Segment("agent", 0, 4, "one two three four five six"), Segment("user", 3, 6, "wait"),
-                Segment("agent", 8, 10, "a b"), Segment("user", 9.5, 12, "no"), Segment("user", 15, 16, "hello"),
-                Segment("user", 20, 21, "hello again"), Segment("agent", 21.5, 23, "yes")]
-    facts = measured(segments)
-    assert facts["agent_talk_s"] == pytest.approx(4 + 2 + 1.5)
-    assert facts["user_talk_s"] == pytest.approx(3 + 2.5 + 1 + 1)
-    assert facts["overlap_s"] == pytest.approx(1 + 0.5)
-    # speech of anyone: 0-6, 8-12, 15-16, 20-21, 21.5-23: gaps 2, 3, 4, 0.5
-    assert facts["silence_s"] == pytest.approx(9.5) and facts["longest_silence_s"] == pytest.approx(4)
-    assert facts["agent_talk_ratio"] == pytest.approx(7.5 / 15)
+                Segment("agent", 8, 10, "a b"), Segment("user", 9.45, 12, "no"), Segment("user", 15, 16, "hello"),
+                Segment("user", 20, 21, "hello again"), Segment("agent", 21.55, 23, "yes")]
+    facts = measured(segments, call_s=30)
+    assert facts["agent_talk_s"] == pytest.approx(4 + 2 + 1.45)
+    assert facts["user_talk_s"] == pytest.approx(3 + 2.55 + 1 + 1)
+    assert facts["overlap_s"] == pytest.approx(1 + 0.55)
+    # speech of anyone: 0-6, 8-12, 15-16, 20-21, 21.55-23: gaps 2, 3, 4, 0.55; then 7 s to the hang-up
+    assert facts["silence_s"] == pytest.approx(9.55) and facts["longest_silence_s"] == pytest.approx(4)
+    assert (facts["leading_silence_s"], facts["trailing_silence_s"]) == (0, pytest.approx(7))
+    assert facts["dead_air_s"] == pytest.approx(16.55) and facts["dead_air_fraction"] == pytest.approx(16.55 / 30)
+    assert facts["max_gap_s"] == pytest.approx(7) and facts["gaps_over_3s"] == 2 and facts["call_s"] == 30
+    assert facts["agent_talk_ratio"] == pytest.approx(7.45 / 15)
     assert (facts["agent_barge_ins"], facts["user_barge_ins"]) == (0, 2)
-    assert facts["agent_wpm"] == pytest.approx(9 / (7.5 / 60))
-    # user turns ending with the agent silent: at 6 (answered at 8), 12 (not: the user speaks at 15),
-    # 16 (not: the user speaks again at 20), 21 (answered at 21.5)
+    assert facts["agent_wpm"] == pytest.approx(9 / (7.45 / 60))
+    # on tau2's 0.2 s ticks (a tick spoken when the speech covers its midpoint): user 15-29, 47-59,
+    # 75-79, 100-104; agent 0-19, 40-49, 108-114. The user's turns end (first silent tick) at 30
+    # (answered at 40: 2.0 s), 60 (the user speaks again at 75 before the agent's 108: missed), 80
+    # (again at 100: missed), 105 (answered at 108: 0.6 s)
     assert (facts["user_turns"], facts["responses"], facts["missed_user_turns"]) == (4, 2, 2)
-    assert facts["response_latency_s"] == pytest.approx((2 + 0.5) / 2) and facts["response_rate"] == 0.5
-    # interruptions: at 3 (the agent talks on to 4: yields in 1 s) and at 9.5 (stops at 10: 0.5 s)
+    assert facts["response_latency_s"] == pytest.approx((2.0 + 0.6) / 2) and facts["response_rate"] == 0.5
+    # interruptions at ticks 15 (the agent's first silent tick 20: yields in 1.0 s) and 47 (50: 0.6 s)
     assert facts["interruptions"] == 2 and facts["yield_rate"] == 1.0
-    assert facts["yield_latency_s"] == pytest.approx(0.75)
+    assert facts["yield_latency_s"] == pytest.approx(0.8)
     assert facts["agent_interruption_rate"] == 0.0
+    assert facts["backchannel_total"] is None and facts["selectivity_vocal_tic"] is None  # a seglst marks none
 
 
 def test_an_agent_that_talks_over_the_user_and_does_not_yield():
@@ -80,10 +87,8 @@ def test_turn_taking_measures_each_conversation_of_a_batch_on_its_own():
     conversations = [[Segment("user", 0, 5, "x"), Segment("agent", 2, 9, "y"), Segment("user", 6, 7, "stop")],
                      None,
                      [Segment("agent", 1, 3, "only me"), Segment("agent", 3, 4, "still me")],
-                     [Segment("user", 10, 11, "hi"), Segment("agent", 11.5, 12, "hello")]]
-    rows = [voice_row({"run_id": "r", "generation": "g", "scenario_name": f"s{i}"},
-                      None if c is None else [{"speaker": s.speaker, "start_time": s.start, "end_time": s.end,
-                                               "words": s.words} for s in c],
+                     [Segment("user", 10, 11, "hi"), Segment("agent", 11.6, 12.1, "hello")]]
+    rows = [voice_row({"run_id": "r", "generation": "g", "scenario_name": f"s{i}"}, c,
                       [{"role": "user", "content": "hi"}] if c is None else None, None, lambda: [])
             for i, c in enumerate(conversations)]
     together = turn_taking(frame("voice", rows).lazy()).collect().to_dicts()
@@ -99,7 +104,9 @@ def test_turn_taking_measures_each_conversation_of_a_batch_on_its_own():
     assert alone["agent_talk_s"] == pytest.approx(3.0) and alone["user_talk_s"] == 0.0  # 1-3 and 3-4 touch: one stretch
     assert (alone["overlap_s"], alone["silence_s"], alone["user_turns"], alone["interruptions"]) == (0.0, 0.0, 0, 0)
     assert alone["response_rate"] is None and alone["agent_wpm"] == pytest.approx(4 / (3 / 60))
-    assert together[3]["response_latency_s"] == pytest.approx(0.5) and together[3]["agent_talk_ratio"] == pytest.approx(1 / 3)
+    assert alone["leading_silence_s"] == 1.0 and alone["dead_air_s"] == 1.0  # no call length: it ends with the speech
+    # the user's turn ends at tick 55 (11.0 s), the agent's answer starts at tick 58 (11.7 s covers 11.6-12.1)
+    assert together[3]["response_latency_s"] == pytest.approx(0.6) and together[3]["agent_talk_ratio"] == pytest.approx(1 / 3)
 
 
 def test_words_as_wer_counts_them():
@@ -222,11 +229,22 @@ def test_the_voice_view_of_the_edited_copies_holds_the_numbers_worked_out_by_han
     assert inventor["overlap_s"] == pytest.approx((t[2][1] - 17.0) + (38.5 - t[7][0]))
     assert (inventor["user_barge_ins"], inventor["agent_barge_ins"]) == (2, 0)
     assert (inventor["interruptions"], inventor["yields"]) == (2, 2) and inventor["yield_rate"] == 1.0
-    assert inventor["yield_latency_s"] == pytest.approx(((t[2][1] - 17.0) + (38.5 - t[7][0])) / 2)
-    # the user's turns end at 13.754 (answered 14.809), 20.770 (21.995), 28.666 (30.672), 39.805 (never)
-    assert (inventor["user_turns"], inventor["responses"], inventor["missed_user_turns"]) == (4, 3, 1)
-    assert inventor["response_latency_s"] == pytest.approx(((t[2][0] - t[1][1]) + (t[4][0] - t[3][1])
-                                                            + (t[6][0] - t[5][1])) / 3)
+    # on tau2's 0.2 s ticks: the user barges in at ticks 85 and 188, the agent's first silent ticks
+    # are 88 and 192 (0.6 and 0.8 s); the user's turns end at 13.754 (answered 14.809), 20.770
+    # (21.995), 28.666 (30.672) and 39.805, the call's last word: no event, so no missed turn
+    assert inventor["yield_latency_s"] == pytest.approx(0.7)
+    assert (inventor["user_turns"], inventor["responses"], inventor["missed_user_turns"]) == (3, 3, 0)
+    folder = Path(wh.location).parent / "runs" / BASELINE / INVENTOR
+    said = [(s["speaker"], s["start_time"], s["end_time"])
+            for s in json.loads((folder / "conversation_log.seglst.json").read_text())]
+    call_s = json.loads((folder / "metrics.json").read_text())["duration_seconds"]
+    theirs = events(segment_ticks(said, call_s, 0.2))  # tau2's own module on the same ticks
+    for name in ("user_turns", "responses", "missed_user_turns", "interruptions", "yields", "agent_barge_ins"):
+        assert inventor[name] == theirs[name], name
+    for name in ("response_latency_s", "yield_latency_s"):
+        assert inventor[name] == pytest.approx(theirs[name], abs=1e-9), name
+    assert inventor["call_s"] == call_s and inventor["call_end"] == "exit"
+    assert inventor["trailing_silence_s"] == pytest.approx(call_s - t[7][1])
     # the user said 13 + 3 + 4 + 5 = 25 words ("hi ask a question to the ai agent and wait for the
     # answer", "yes that's right", "okay go ahead please", "no i think that's everything"); the agent
     # heard one of them otherwise

@@ -144,31 +144,50 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
 # the command line and the README. NULL where a scenario's source holds nothing to measure it by.
 VOICE_METRICS: tuple[Column, ...] = (
     Column("has_segments", Bool, doc="conversation_log.seglst.json held speech segments"),
+    Column("call_s", F64, "the call's length, from its start (the segments' zero) to its end (NeMo's "
+           "duration_seconds, a τ-voice simulation's ticks), at least to the last speech", "s", "mean"),
+    Column("call_end", Str, "how the call ended: exit (a side hung up), timeout, error (source's stop reason)"),
+    Column("tick_s", F64, "the tick the tau2 interaction metrics are measured on (tau2's 0.2 s; a τ-voice "
+           "run's own)", "s"),
+    Column("turn_kinds_marked", Bool, doc="the source marks backchannels, vocal tics and non-directed speech "
+           "(τ-voice): the selectivity metrics are measured"),
     Column("agent_talk_s", F64, "the agent's speech: the union of its segments", "s", "mean"),
     Column("user_talk_s", F64, "the user's speech: the union of its segments", "s", "mean"),
     Column("overlap_s", F64, "both speaking at once", "s", "mean", "overlap s"),
-    Column("silence_s", F64, "neither speaking, between the first segment's start and the last one's end", "s",
-           "mean", "silence s"),
-    Column("longest_silence_s", F64, "the longest time neither spoke", "s", "max", "longest silence s"),
+    Column("silence_s", F64, "neither speaking, inside the speech span only (first segment's start to the "
+           "last one's end; dead_air_s runs to the call's ends)", "s", "mean", "silence s"),
+    Column("longest_silence_s", F64, "the longest time neither spoke, inside the speech span only", "s", "max",
+           "longest silence s"),
+    Column("leading_silence_s", F64, "from the call's start to the first speech", "s", "mean"),
+    Column("trailing_silence_s", F64, "from the last speech to the call's end (dead air until a hang-up or "
+           "timeout)", "s", "mean", "trailing s"),
+    Column("dead_air_s", F64, "neither speaking, from the call's start to its end", "s", "mean", "dead air s"),
+    Column("dead_air_fraction", F64, "dead_air_s / the call's length", "share",
+           "sum(v.dead_air_s) / nullif(sum(v.call_s) FILTER (WHERE v.dead_air_s IS NOT NULL), 0)"),
+    Column("max_gap_s", F64, "the longest time neither spoke, from the call's start to its end", "s", "max"),
+    Column("gaps_over_3s", I64, "silences longer than 3 s, from the call's start to its end", "count", "sum"),
     Column("agent_talk_ratio", F64, "agent_talk_s / (agent_talk_s + user_talk_s)", "share",
            "sum(v.agent_talk_s) / nullif(sum(v.agent_talk_s) + sum(v.user_talk_s), 0)", "talk agent"),
-    Column("agent_barge_ins", I64, "agent segments starting strictly inside a user segment", "count", "sum",
-           "barge-ins agent"),
-    Column("user_barge_ins", I64, "user segments starting strictly inside an agent segment", "count", "sum",
-           "barge-ins user"),
+    Column("agent_barge_ins", I64, "the agent starting while the user speaks (tau2 agent_interrupts_count)",
+           "count", "sum", "barge-ins agent"),
+    Column("user_barge_ins", I64, "the user starting while the agent speaks: interruptions, backchannels, "
+           "vocal tics, non-directed speech", "count", "sum", "barge-ins user"),
     Column("agent_words", I64, "words the agent spoke (its segments)", "count"),
     Column("agent_wpm", F64, "the agent's words per minute of its own speech", "wpm",
            "sum(v.agent_words) / nullif(sum(v.agent_talk_s) FILTER (WHERE v.agent_words IS NOT NULL) / 60, 0)",
            "wpm"),
-    Column("user_turns", I64, "user turns that ended with the agent silent (tau2's response_total)", "count", "sum"),
-    Column("responses", I64, "of those, answered before the user spoke again", "count", "sum"),
+    Column("user_turns", I64, "user turns followed by an answer or by more of the user's speech, each ended "
+           "with the agent silent, no backchannel (tau2 response_total)", "count", "sum"),
+    Column("responses", I64, "of those, answered before the user spoke again (tau2 response events)", "count",
+           "sum"),
     Column("response_latency_s", F64, "mean time from a user turn's end to the agent's answer (tau2 L_R)", "s",
            "sum(v.response_latency_s * v.responses) / nullif(sum(v.responses), 0)", "response s", "responses"),
     Column("response_rate", F64, "responses / user_turns (tau2 R_R)", "share",
            "sum(v.responses) / nullif(sum(v.user_turns), 0)", "response rate", "user_turns"),
-    Column("missed_user_turns", I64, "user turns the agent never answered before the user spoke again", "count",
-           "sum", "missed turns"),
-    Column("interruptions", I64, "user segments starting while the agent spoke", "count", "sum"),
+    Column("missed_user_turns", I64, "user turns the agent never answered before the user spoke again (tau2 "
+           "no_response)", "count", "sum", "missed turns"),
+    Column("interruptions", I64, "the user starting while the agent speaks, no backchannel, vocal tic or "
+           "non-directed speech (tau2 yield_total)", "count", "sum"),
     Column("yields", I64, "of those, the agent stopped within 2 s", "count", "sum"),
     Column("yield_latency_s", F64, "mean time the agent took to stop, when it yielded (tau2 L_Y)", "s",
            "sum(v.yield_latency_s * v.yields) / nullif(sum(v.yields), 0)"),
@@ -177,6 +196,17 @@ VOICE_METRICS: tuple[Column, ...] = (
     Column("agent_interruption_rate", F64, "agent_barge_ins / user_turns (tau2 I_A)", "per turn",
            "sum(v.agent_barge_ins) FILTER (WHERE v.user_turns IS NOT NULL) / nullif(sum(v.user_turns), 0)",
            "interrupts /turn", "user_turns"),
+    *(column for kind, what, wrong in (
+        ("backchannel", "user backchannels while the agent speaks", "the agent stopped within 1 s"),
+        ("vocal_tic", "user vocal tics (coughs, um)", "the agent stopped within 1 s or answered within 2 s"),
+        ("non_directed", "user speech not directed at the agent",
+         "the agent stopped within 1 s or answered within 2 s"))
+      for column in (
+        Column(f"{kind}_total", I64, f"{what} (tau2 {kind}_total; NULL where the source marks none)", "count",
+               "sum"),
+        Column(f"{kind}_errors", I64, f"of those, {wrong}", "count", "sum"),
+        Column(f"selectivity_{kind}", F64, f"1 - {kind}_errors / {kind}_total (tau2 selectivity_{kind})",
+               "share", f"1 - sum(v.{kind}_errors) / nullif(sum(v.{kind}_total), 0)", "", f"{kind}_total"))),
     Column("user_to_agent_errors", I64, "word errors of what the agent's recognition heard of the user", "count",
            "sum"),
     Column("user_to_agent_words", I64, "words the user simulator said (the reference)", "count", "sum"),

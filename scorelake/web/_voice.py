@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import polars as pl
 
-from scorelake.transforms.voice import Segment, intersection, response_events, segment_frame, union, words
+from scorelake.transforms.voice import AGENT, USER, Segment, intersection, response_events, union, words
 from scorelake.web._pages import esc, link, scenario_link, segment
 
 LONG_SILENCE_S = 2.0  # a silence longer than this is marked on the timeline
@@ -22,11 +22,11 @@ def _x(t: float, start: float, span: float) -> float:
     return LEFT + (t - start) / span * (WIDTH - LEFT)
 
 
-def timeline_svg(segments_json: str) -> str:
+def timeline_svg(voice: dict) -> str:
     """Two lanes, agent above the user: each segment a bar (its words on hover), overlaps in red
     across both, silences over 2 s hatched with their length, and each response latency labelled
-    (the response events ``turn_taking`` counts). ``segments_json``: a ``voice`` row's."""
-    segments = json.loads(segments_json)
+    (the response events ``turn_taking`` counts, on its ticks). ``voice``: a ``voice`` row."""
+    segments = [s for s in json.loads(voice["segments_json"]) if s[0] in (AGENT, USER)]
     start, end = min(s[1] for s in segments), max(s[2] for s in segments)
     span = max(end - start, 1e-6)
     lanes = {"agent": TOP, "user": TOP + LANE + 8}
@@ -35,7 +35,7 @@ def timeline_svg(segments_json: str) -> str:
              f'preserveAspectRatio="none" style="max-width:{WIDTH}px">',
              *(f'<text x="2" y="{y + LANE / 2 + 4:.0f}" font-size="11" fill="#555">{name}</text>'
                for name, y in lanes.items())]
-    for speaker, s0, s1, said in segments:
+    for speaker, s0, s1, said, *_ in segments:
         parts.append(f'<rect class="seg {speaker}" x="{_x(s0, start, span):.1f}" y="{lanes[speaker]}" '
                      f'width="{max(_x(s1, start, span) - _x(s0, start, span), 1):.1f}" height="{LANE}" '
                      f'fill="{"#4a7bd0" if speaker == "agent" else "#6aa86b"}"><title>{esc(speaker)} '
@@ -56,7 +56,9 @@ def timeline_svg(segments_json: str) -> str:
                          f'fill="#999" fill-opacity=".18"><title>silence {gap_end - gap_start:.1f} s</title></rect>'
                          f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 4}" font-size="10" fill="#777" '
                          f'text-anchor="middle">{gap_end - gap_start:.1f} s</text>')
-    events = response_events(segment_frame(pl.LazyFrame({"segments_json": [segments_json]}))).collect()
+    events = response_events(pl.LazyFrame({name: [voice[name]] for name in ("segments_json", "call_s", "tick_s")},
+                                          schema={"segments_json": pl.String, "call_s": pl.Float64,
+                                                  "tick_s": pl.Float64})).collect()
     for end_of_turn, answer in events.select("turn_end", "answer").iter_rows():
         if answer is not None:
             x = _x((end_of_turn + answer) / 2, start, span)
@@ -101,7 +103,7 @@ def voice_section(row: dict | None) -> str:
         parts.append("<p id=\"misheard\">misheard: " + ", ".join(
             f"<b>{esc(m['entity'])}</b> heard as <b>{esc(m['heard'] or '')}</b>" for m in misheard) + "</p>")
     if row["segments_json"]:
-        parts.append(timeline_svg(row["segments_json"]))
+        parts.append(timeline_svg(row))
         parts.append('<p class="note">Agent above, user below; red: both speak; grey: a silence over 2 s; blue '
                      "numbers: the agent's response latency. Hover a bar for its words.</p>")
     pairs = json.loads(row["heard_json"]) if row["heard_json"] else []

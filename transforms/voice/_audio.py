@@ -81,7 +81,7 @@ def audio_facts(path: str, segments: list[Segment] | None) -> dict[str, Any]:
     anyone = union([*agent, *user])
     both = sum(e - s for s, e in intersection(agent, user))
     drifts = sorted(s.start - min((begin for begin, _ in speech[s.speaker]), key=lambda begin: abs(begin - s.start))
-                    for s in segments or () if speech[s.speaker])
+                    for s in segments or () if speech.get(s.speaker))
     middle = len(drifts) // 2
     return {
         "audio_s": length,

@@ -14,10 +14,19 @@ AGENT, USER = "agent", "user"
 
 
 class Segment(NamedTuple):  # a tuple: made for every segment of every scenario an ingest reads
-    speaker: str
+    speaker: str  # AGENT, USER, or EFFECT (a vocal tic or non-directed speech outside the user's speech)
     start: float
     end: float
     words: str = ""
+    kinds: str = ""  # what the source marks it as (TURN_KINDS, comma-separated): τ-voice's ticks only
+
+
+EFFECT = "effect"
+# What τ-voice marks a user's speech as, which tau2's selectivity metrics read: the user simulator's
+# turn-taking action (a backchannel) and the speech inserted into it (a vocal tic, speech not
+# directed at the agent). A NeMo seglst marks none of them.
+BACKCHANNEL, VOCAL_TIC, NON_DIRECTED = "backchannel", "vocal_tic", "non_directed"
+TURN_KINDS = (BACKCHANNEL, VOCAL_TIC, NON_DIRECTED)
 
 
 def _time(t: Any) -> bool:
@@ -47,42 +56,98 @@ def segments_of(doc: Any) -> list[Segment] | None:
     return found or None
 
 
-TICK_S = 0.2  # tau2's default tick, where a tick does not say its own
+TICK_S = 0.2  # tau2's tick (InteractionMetricsConfig.tick_duration_sec), where a run does not record its own
 
 
-def tick_segments(ticks: Any) -> list[dict] | None:
-    """τ-voice (tau2 full-duplex) ticks as conversation segments, in ``conversation_log.seglst.json``'s
-    shape: contiguous ticks whose agent (or user) chunk ``contains_speech`` are one segment of that
-    speaker, from its first tick's start to its last tick's end, its words the chunks' contents.
-    As tau2's ``filter_end_of_conversation_ticks``, a last tick of user speech after a tick without
-    any is the stop signal's, not speech, and is left out. None when there are no ticks."""
+class TickedCall(NamedTuple):
+    """A τ-voice simulation's ticks as segments: each speaker's contiguous speaking ticks one segment
+    (tick ``i`` spans ``i * tick_s`` to ``(i + 1) * tick_s``), the user's marked with its TURN_KINDS,
+    and the vocal tics and non-directed speech outside the user's speech as EFFECT segments."""
+    segments: list[Segment]
+    tick_s: float
+    call_s: float  # the ticks' whole length
+
+
+def _speaks(tick: dict, role: str) -> bool:
+    chunk = tick.get(f"{role}_chunk")
+    return isinstance(chunk, dict) and chunk.get("contains_speech") is True
+
+
+def _inserts(chunk: Any) -> list[tuple[str, Any]]:
+    """The speech a tick's user chunk has inserted, as tau2's ``_get_active_effects_from_chunk``
+    reads it: (kind, text) of each vocal tic or non-directed phrase among its source and speech
+    effects (an insert whose type is not ``vocal_tic`` is non-directed speech)."""
+    found = []
+    if not isinstance(chunk, dict):
+        return found
+    for effects in (chunk.get("source_effects"), chunk.get("speech_effects")):
+        insert = effects.get("speech_insert") if isinstance(effects, dict) else None
+        if isinstance(insert, dict):
+            kind = VOCAL_TIC if insert.get("type", VOCAL_TIC) == VOCAL_TIC else NON_DIRECTED
+            found.append((kind, insert.get("text")))
+    return found
+
+
+def _tick_s(ticks: list[dict], declared: Any) -> float:
+    """The tick tau2 measures a run with: its audio config's, else the ticks' own, else tau2's default."""
+    for value in (declared, ticks[0].get("tick_duration_seconds") if ticks else None):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 60:
+            return float(value)
+    return TICK_S
+
+
+def tick_segments(ticks: Any, tick_s: Any = None) -> TickedCall | None:
+    """τ-voice (tau2 full-duplex) ticks as segments, read as tau2's ``extract_all_segments`` and
+    ``extract_out_of_turn_effects`` read them (src/tau2/metrics/voice_interaction_metrics.py): a
+    user segment is a ``backchannel`` when its first tick's turn-taking action is, a ``vocal_tic`` or
+    ``non_directed`` when any of its ticks inserts one; an insert in a tick without user speech is an
+    EFFECT segment, consecutive ticks of the same insert one. As tau2's
+    ``filter_end_of_conversation_ticks``, a last tick of user speech after a tick without any is the
+    stop signal's, not speech, and is left out. ``tick_s``: the run's recorded tick. None when
+    there is no segment at all."""
     if not isinstance(ticks, list) or not ticks:
         return None
     ticks = [t for t in ticks if isinstance(t, dict)]
-
-    def speaks(tick: dict, role: str) -> bool:
-        chunk = tick.get(f"{role}_chunk")
-        return isinstance(chunk, dict) and chunk.get("contains_speech") is True
-
-    if len(ticks) > 1 and speaks(ticks[-1], USER) and not speaks(ticks[-2], USER):
+    if len(ticks) > 1 and _speaks(ticks[-1], USER) and not _speaks(ticks[-2], USER):
         ticks = ticks[:-1]
-    segments, open_ = [], {}
-    at = 0.0
-    for tick in ticks:
-        duration = tick.get("tick_duration_seconds")
-        duration = duration if isinstance(duration, (int, float)) and 0 < duration < 60 else TICK_S
+    step = _tick_s(ticks, tick_s)
+    segments: list[Segment] = []
+    open_: dict[str, list] = {}  # speaker -> [first tick, kinds, words]
+    effects: dict[tuple, int] = {}  # the inserts of the last tick without user speech -> their first tick
+
+    def close(role: str, end: int) -> None:
+        first, kinds, said = open_.pop(role)
+        segments.append(Segment(role, first * step, end * step, " ".join(said), ",".join(k for k in TURN_KINDS
+                                                                                          if k in kinds)))
+
+    for i, tick in enumerate(ticks):
         for role in (AGENT, USER):
-            if speaks(tick, role):
-                content = tick[f"{role}_chunk"].get("content")
-                current = open_.setdefault(role, {"speaker": role, "start_time": at, "words": []})
-                current["end_time"] = at + duration
-                if isinstance(content, str) and content.strip():
-                    current["words"].append(content.strip())
-            elif role in open_:
-                segments.append(open_.pop(role))
-        at += duration
-    segments += open_.values()
-    return sorted(({**s, "words": " ".join(s["words"])} for s in segments), key=lambda s: s["start_time"]) or None
+            if not _speaks(tick, role):
+                if role in open_:
+                    close(role, i)
+                continue
+            chunk = tick[f"{role}_chunk"]
+            current = open_.get(role)
+            if current is None:
+                action = chunk.get("turn_taking_action") if role == USER else None
+                current = open_[role] = [i, {BACKCHANNEL} if isinstance(action, dict)
+                                         and action.get("action") == BACKCHANNEL else set(), []]
+            if role == USER:
+                current[1].update(kind for kind, _ in _inserts(chunk))
+            content = chunk.get("content")
+            if isinstance(content, str) and content.strip():
+                current[2].append(content.strip())
+        inserts = [] if _speaks(tick, USER) else _inserts(tick.get("user_chunk"))
+        for insert, first in list(effects.items()):
+            if insert not in inserts:  # ended with the tick before
+                segments.append(Segment(EFFECT, first * step, i * step, "", insert[0]))
+                del effects[insert]
+        for insert in inserts:
+            effects.setdefault(insert, i)
+    for role in list(open_):
+        close(role, len(ticks))
+    segments += [Segment(EFFECT, first * step, len(ticks) * step, "", insert[0]) for insert, first in effects.items()]
+    return TickedCall(sorted(segments, key=_START_END), step, len(ticks) * step) if segments else None
 
 
 def union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -1,47 +1,64 @@
 """Turn-taking as columnar transforms: the ``voice`` rows' segments (``segments_json``, as
-``voice_row`` wrote them: ``[speaker, start_s, end_s, words]`` each, in order of start and end)
-exploded into one frame of segments: the lengths from one sweep over their starts and ends, the
-turns from each user segment against the other segments of its conversation. Run once per commit
-batch, not per scenario: measured one conversation at a time in Python, it cost a reader a ninth of
-its time; here 5,000 conversations take about 50 ms.
+``voice_row`` wrote them: ``[speaker, start_s, end_s, words(, kinds)]`` each, in order of start and
+end) exploded into one frame of segments, measured per commit batch, not per scenario, and never by
+pairing each segment with every other one (a frame of pairs grows with the square of a call).
 
-A speaker's speech is the union of its segments; tau2's interaction metrics are adapted to segments
-(README, "Voice"): every user segment is a user turn, a segment starting strictly inside one of the
-other speaker's (``other.start < start < other.end``) is a barge-in, and there are no backchannels,
-vocal tics or non-directed speech to tell apart.
+On two clocks:
+
+- **Seconds** (``_sweep``): each speaker's speech is the union of its segments; talk, overlap and
+  the silences between the first speech and the last from one sweep over their starts and ends, and
+  dead air from the call's start (the segments' zero) to its end (``call_s``).
+- **tau2's ticks** (``_interaction``): tau2-bench's interaction metrics, as its module computes them
+  on a full-duplex simulation's ticks (``src/tau2/metrics/voice_interaction_metrics.py``, README
+  "Voice"). The segments are made ticks (tick ``k`` spans ``k * tick`` to ``(k + 1) * tick``; a
+  speaker speaks in it when its speech covers the tick's midpoint; the ticks run from the call's
+  start to its end), each speaker's contiguous speaking ticks one of tau2's segments, and tau2's
+  rules are applied to those in tick arithmetic: its end-of-conversation filter, response and
+  no-response events, yields within a window of ticks, agent interruptions and the selectivity
+  events. Every look-up tau2 makes by scanning ticks or segments is an as-of join on tick numbers.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from scorelake.transforms.voice._speech import AGENT, USER
+from scorelake.transforms.voice._speech import AGENT, BACKCHANNEL, EFFECT, NON_DIRECTED, TICK_S, USER, VOCAL_TIC
 
-YIELD_WINDOW_S = 2.0  # tau2's no_yield_window_sec: an agent still talking 2 s into an interruption did not yield
+# tau2's detection windows (InteractionMetricsConfig), in seconds
+YIELD_WINDOW_S = 2.0  # no_yield_window_sec: an agent still talking 2 s into an interruption did not yield
+KIND_YIELD_WINDOW_S = 1.0  # backchannel_, vocal_tic_ and non_directed_yield_window_sec
+KIND_RESPONSE_WINDOW_S = 2.0  # vocal_tic_ and non_directed_response_window_sec
+LONG_GAP_S = 3.0  # a silence longer than this counts in gaps_over_3s
 _ROW, _SEG = "_voice_row", "_segment"
+_KIND_EVENTS = (BACKCHANNEL, VOCAL_TIC, NON_DIRECTED)
 
 
 def segment_frame(voice: pl.LazyFrame) -> pl.LazyFrame:
     """One row per segment of each ``voice`` row that has segments: its row (``_voice_row``, the
-    row's place), its place among the row's segments (``_segment``), ``speaker``, ``start``, ``end``."""
+    row's place), its place among the row's segments (``_segment``), ``speaker``, ``start``, ``end``
+    and ``kinds`` (what the source marks it as, comma-separated; empty when nothing)."""
     return (voice.select(pl.col("segments_json").str.json_decode(pl.List(pl.List(pl.String))).alias("s"))
             .with_row_index(_ROW)
             .explode("s").drop_nulls("s")
             .with_row_index(_SEG)
             .select(_ROW, _SEG, pl.col("s").list.get(0).alias("speaker"),
                     pl.col("s").list.get(1).cast(pl.Float64).alias("start"),
-                    pl.col("s").list.get(2).cast(pl.Float64).alias("end")))
+                    pl.col("s").list.get(2).cast(pl.Float64).alias("end"),
+                    pl.col("s").list.get(4, null_on_oob=True).fill_null("").alias("kinds")))
 
 
-def _sweep(segments: pl.LazyFrame) -> pl.LazyFrame:
+def _sweep(segments: pl.LazyFrame, calls: pl.LazyFrame) -> pl.LazyFrame:
     """Per conversation, the speech lengths: a sweep over its segments' starts (+1) and ends (-1) in
     order of time, a start before an end at the same time (a segment starting where another ends
     joins its speech), counting the segments going on, each speaker's and all. Each stretch between
     two events is agent speech, user speech, both (overlap) or neither (a gap, one per silence)
     by the counts after the first. Every conversation's counts end at 0, so one running sum serves
-    them all (a window per conversation cost four times as much)."""
-    steps = pl.concat([segments.select(_ROW, "speaker", t="start", step=pl.lit(1, pl.Int32)),
-                       segments.select(_ROW, "speaker", t="end", step=pl.lit(-1, pl.Int32))])
+    them all (a window per conversation cost four times as much). Then the dead air: the silences
+    inside, and those before the first speech and after the last, to the call's end (``call_s``, made
+    at least the last speech's end)."""
+    spoken = segments.filter(pl.col("speaker").is_in([AGENT, USER]))
+    steps = pl.concat([spoken.select(_ROW, "speaker", t="start", step=pl.lit(1, pl.Int32)),
+                       spoken.select(_ROW, "speaker", t="end", step=pl.lit(-1, pl.Int32))])
     counted = (steps.sort(_ROW, "t", "step", descending=[False, False, True])
                .with_columns(anyone=pl.col("step").cum_sum(),
                              agent=pl.when(pl.col("speaker") == AGENT).then("step").otherwise(0).cum_sum(),
@@ -50,85 +67,212 @@ def _sweep(segments: pl.LazyFrame) -> pl.LazyFrame:
                              .then(pl.col("t").shift(-1) - pl.col("t"))))
     lasts, agent, user = pl.col("lasts"), pl.col("agent") > 0, pl.col("user") > 0
     silent = pl.col("anyone") == 0
-    return counted.group_by(_ROW).agg(agent_talk_s=lasts.filter(agent).sum(), user_talk_s=lasts.filter(user).sum(),
-                                      overlap_s=lasts.filter(agent & user).sum(), silence_s=lasts.filter(silent).sum(),
-                                      longest_silence_s=lasts.filter(silent).max().fill_null(0.0))
+    measured = counted.group_by(_ROW).agg(
+        agent_talk_s=lasts.filter(agent).sum(), user_talk_s=lasts.filter(user).sum(),
+        overlap_s=lasts.filter(agent & user).sum(), silence_s=lasts.filter(silent).sum(),
+        longest_silence_s=lasts.filter(silent).max().fill_null(0.0),
+        _gaps_inside=(silent & (lasts > LONG_GAP_S)).sum(), _first=pl.col("t").min(), _last=pl.col("t").max())
+    leading = pl.col("_first").clip(lower_bound=0.0)
+    trailing = (pl.col("call_s") - pl.col("_last")).fill_null(0.0).clip(lower_bound=0.0)
+    over = lambda gap: (gap > LONG_GAP_S).cast(pl.Int64)  # noqa: E731
+    return (measured.join(calls.select(_ROW, "call_s"), on=_ROW, how="left")
+            .with_columns(leading_silence_s=leading, trailing_silence_s=trailing)
+            .with_columns(dead_air_s=pl.col("leading_silence_s") + pl.col("silence_s") + pl.col("trailing_silence_s"),
+                          max_gap_s=pl.max_horizontal("leading_silence_s", "longest_silence_s", "trailing_silence_s"),
+                          gaps_over_3s=over(pl.col("leading_silence_s")) + pl.col("_gaps_inside")
+                          + over(pl.col("trailing_silence_s")),
+                          call_s=pl.max_horizontal("call_s", "_last"))
+            .with_columns(dead_air_fraction=pl.when(pl.col("call_s") > 0).then(pl.col("dead_air_s") / pl.col("call_s")))
+            .drop("_gaps_inside", "_first", "_last"))
 
 
-def _pairs(segments: pl.LazyFrame, left: str, right: str) -> pl.LazyFrame:
-    """Each ``left`` speaker's segment with each ``right`` speaker's in its conversation (columns
-    of the right one suffixed ``_o``)."""
-    side = lambda who: segments.filter(pl.col("speaker") == who).drop("speaker")  # noqa: E731
-    return side(left).join(side(right), on=_ROW, suffix="_o")
+def _first_tick(t: pl.Expr, tick: pl.Expr) -> pl.Expr:
+    """The first tick whose midpoint, ``(k + 0.5) * tick``, is at or after ``t`` (from 0): a speech
+    from ``start`` to ``end`` covers the midpoints of ticks ``_first_tick(start)`` up to, not
+    including, ``_first_tick(end)``. The estimate by division is corrected by the midpoints
+    themselves, as a tick-by-tick reading computes them."""
+    k = (t / tick - 0.5).ceil()
+    k = pl.when((k - 0.5) * tick >= t).then(k - 1).otherwise(k)
+    k = pl.when((k + 0.5) * tick < t).then(k + 1).otherwise(k)
+    return k.clip(lower_bound=0).cast(pl.Int64)
 
 
-def _user_turns(segments: pl.LazyFrame, with_agent: pl.LazyFrame) -> pl.LazyFrame:
-    """Each user segment (a turn) against the agent's and the other user segments of its
-    conversation: whether it ends with the agent speaking (``start <= end < end``) or inside
-    another user segment, when the agent next starts (``answer``) and the user (``next_user``), and
-    the end of the first agent segment (in order) it starts strictly inside (``talking_until``).
-    ``with_agent``: the user segments paired with the agent's (``_pairs``)."""
-    start, end, start_o, end_o = pl.col("start"), pl.col("end"), pl.col("start_o"), pl.col("end_o")
-    inside = (start_o < start) & (start < end_o)
-    agent = with_agent.group_by(_SEG).agg(agent_speaking=((start_o <= end) & (end < end_o)).any(),
-                                          answer=start_o.filter(start_o >= end).min())
-    talking = (with_agent.filter(inside).sort(_SEG, f"{_SEG}_o").group_by(_SEG, maintain_order=True)
-               .agg(talking_until=end_o.first()))  # few: a barge-in is the exception
-    user = _pairs(segments, USER, USER).group_by(_SEG).agg(
-        user_speaking=((start_o < end) & (end < end_o)).any(), next_user=start_o.filter(start_o > end).min())
-    return (segments.filter(pl.col("speaker") == USER).drop("speaker")
-            .join(agent, on=_SEG, how="left").join(user, on=_SEG, how="left").join(talking, on=_SEG, how="left"))
+def _ticks(segments: pl.LazyFrame, calls: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame,
+                                                                  pl.LazyFrame]:
+    """The conversations as tau2's segments on ticks: (user runs ``a``-``b`` with their
+    ``backchannel``, ``vocal_tic`` and ``non_directed`` marks, agent runs ``c``-``d``, effects
+    ``e0``-``e1`` with their ``kind``, and per conversation its ``tick`` and tick count ``n``), each
+    end exclusive (the first tick without). As tau2's ``filter_end_of_conversation_ticks``, a last
+    tick whose user speech starts there (the stop signal's, in τ-voice) is no tick at all."""
+    tick = pl.col("tick")
+    spans = (segments.join(calls.select(_ROW, "tick"), on=_ROW)
+             .with_columns(a=_first_tick(pl.col("start"), tick), b=_first_tick(pl.col("end"), tick))
+             .filter(pl.col("b") > pl.col("a")))
+    ends = segments.group_by(_ROW).agg(_last=pl.col("end").max())
+    calls = (calls.join(ends, on=_ROW).with_columns(n=_first_tick(pl.max_horizontal("call_s", "_last"), tick))
+             .select(_ROW, "tick", "n"))
+    spoken = spans.filter(pl.col("speaker").is_in([AGENT, USER])).sort(_ROW, "speaker", "a", "b")
+    begins = (pl.col("a") > pl.col("b").cum_max().shift(1)).over(_ROW, "speaker").fill_null(True)
+    kinds = pl.col("kinds")
+    runs = (spoken.with_columns(_run=begins.cum_sum())
+            .group_by("_run").agg(pl.first(_ROW), pl.first("speaker"), pl.col("a").min(), pl.col("b").max(),
+                                  backchannel=kinds.first().str.contains(BACKCHANNEL, literal=True),
+                                  vocal_tic=kinds.str.contains(VOCAL_TIC, literal=True).any(),
+                                  non_directed=kinds.str.contains(NON_DIRECTED, literal=True).any())
+            .drop("_run"))
+    n = pl.col("n")
+    stop = (runs.join(calls, on=_ROW).filter((pl.col("speaker") == USER) & (n >= 2) & (pl.col("a") == n - 1))
+            .select(_ROW, _stop=pl.lit(1, pl.Int64)))
+    calls = calls.join(stop, on=_ROW, how="left").select(_ROW, "tick", n=n - pl.col("_stop").fill_null(0))
+    within = lambda frame, first, last: (frame.join(calls.select(_ROW, "n"), on=_ROW)  # noqa: E731
+                                         .with_columns(pl.min_horizontal(last, "n").alias(last))
+                                         .filter(pl.col(last) > pl.col(first)).drop("n"))
+    users = within(runs.filter(pl.col("speaker") == USER), "a", "b").drop("speaker").sort(_ROW, "a")
+    agents = (within(runs.filter(pl.col("speaker") == AGENT), "a", "b")
+              .select(_ROW, c="a", d="b").sort(_ROW, "c"))
+    effects = (within(spans.filter(pl.col("speaker") == EFFECT), "a", "b")
+               .select(_ROW, e0="a", e1="b", kind="kinds").sort(_ROW, "e0"))
+    return users, agents, effects, calls
 
 
-def response_events(segments: pl.LazyFrame) -> pl.LazyFrame:
-    """tau2's response events adapted to segments: each user turn that ended with the agent silent
-    and no other user speech going on, as (``_voice_row``, ``turn_end``, ``answer``): the start of
-    the agent's answer, null when the user spoke again first."""
-    return _events(_user_turns(segments, _pairs(segments, USER, AGENT)))
+def _agent_at(frame: pl.LazyFrame, at: str, agents: pl.LazyFrame, strategy: str, c: str, d: str) -> pl.LazyFrame:
+    """``frame`` with, for the tick in its column ``at``, the agent run that starts last at or
+    before it (``strategy="backward"``) or first at or after it (``"forward"``): its start as ``c``
+    and its end as ``d``."""
+    return (frame.sort(_ROW, at).join_asof(agents.select(_ROW, pl.col("c").alias(c), pl.col("d").alias(d)),
+                                           left_on=at, right_on=c, by=_ROW, strategy=strategy, coalesce=False)
+            .drop(f"{_ROW}_right", strict=False))
 
 
-def _events(turns: pl.LazyFrame) -> pl.LazyFrame:
-    answered = pl.col("answer").is_not_null() & (pl.col("next_user").is_null() | (pl.col("answer") < pl.col("next_user")))
-    return (turns.filter(~pl.col("agent_speaking").fill_null(False) & ~pl.col("user_speaking").fill_null(False))
-            .select(_ROW, turn_end="end", answer=pl.when(answered).then(pl.col("answer"))))
+def _window(seconds: float) -> pl.Expr:
+    """A window in whole ticks, as tau2 takes it: ``int(seconds / tick)``."""
+    return (seconds / pl.col("tick")).floor().cast(pl.Int64)
+
+
+def _user_turns(users: pl.LazyFrame, agents: pl.LazyFrame, calls: pl.LazyFrame) -> pl.LazyFrame:
+    """Each user segment with what tau2 reads around it: whether the agent speaks at its first tick
+    (``at_start``; that agent segment's end ``_d_at_start``) and at the tick after its last
+    (``at_end``), and when the agent next starts (``_next_agent``)."""
+    a, b = pl.col("a"), pl.col("b")
+    return (users.join(calls, on=_ROW)
+            .pipe(_agent_at, "a", agents, "backward", "_c_at_start", "_d_at_start")
+            .pipe(_agent_at, "b", agents, "backward", "_c_at_end", "_d_at_end")
+            .pipe(_agent_at, "b", agents, "forward", "_next_agent", "_next_agent_end")
+            .with_columns(at_start=(pl.col("_d_at_start") > a).fill_null(False),
+                          at_end=((pl.col("_d_at_end") > b) & (b < pl.col("n"))).fill_null(False))
+            .sort(_ROW, "a"))
+
+
+def _response_events(turns: pl.LazyFrame) -> pl.LazyFrame:
+    """tau2's response events (``extract_turn_transitions``): each user segment that is no
+    backchannel and did not end with the agent speaking, ``answered`` when the agent next starts at
+    or before the next such user segment, ``missed`` when that user segment comes first; one
+    followed by neither is no event."""
+    agent_next, user_next = pl.col("_next_agent"), pl.col("_next_user")
+    answered = agent_next.is_not_null() & (user_next.is_null() | (agent_next <= user_next))
+    return (turns.filter(~pl.col("backchannel") & ~pl.col("at_end"))
+            .with_columns(_next_user=pl.col("a").shift(-1).over(_ROW))
+            .with_columns(answered=answered, missed=~answered & user_next.is_not_null())
+            .filter(pl.col("answered") | pl.col("missed")))
+
+
+def _interaction(users: pl.LazyFrame, agents: pl.LazyFrame, effects: pl.LazyFrame,
+                 calls: pl.LazyFrame) -> pl.LazyFrame:
+    """Per conversation, tau2's event counts and latencies (``extract_voice_quality_events_from_simulation``
+    and ``_count_agent_interruptions``)."""
+    a, b, n, tick = pl.col("a"), pl.col("b"), pl.col("n"), pl.col("tick")
+    users = _user_turns(users, agents, calls)
+    answered = pl.col("answered")
+    turn_end = a.cast(pl.Float64) * tick + (b - a).cast(pl.Float64) * tick  # tau2's end_time_sec
+    responses = _response_events(users).group_by(_ROW).agg(
+        responses=answered.sum(), missed_user_turns=pl.col("missed").sum(),
+        response_latency_s=(pl.col("_next_agent").cast(pl.Float64) * tick - turn_end).filter(answered).mean())
+    # a user segment starting while the agent speaks: did the agent stop (its segment end) within the window?
+    kind = (pl.when("backchannel").then(pl.lit(BACKCHANNEL)).when("vocal_tic").then(pl.lit(VOCAL_TIC))
+            .when("non_directed").then(pl.lit(NON_DIRECTED)).otherwise(pl.lit("interruption")))
+    stopped = pl.col("_d_at_start")
+    window = pl.when(kind == "interruption").then(_window(YIELD_WINDOW_S)).otherwise(_window(KIND_YIELD_WINDOW_S))
+    barged = (users.filter("at_start")
+              .with_columns(kind=kind, yielded=(stopped < pl.min_horizontal(a + window, n)),
+                            went_on=(stopped - a).cast(pl.Float64) * tick))
+    is_ = lambda name: pl.col("kind") == name  # noqa: E731
+    yields = barged.group_by(_ROW).agg(
+        user_barge_ins=pl.len(), interruptions=is_("interruption").sum(),
+        yields=(is_("interruption") & pl.col("yielded")).sum(),
+        yield_latency_s=pl.col("went_on").filter(is_("interruption") & pl.col("yielded")).mean())
+    # selectivity: a backchannel, vocal tic or non-directed speech the agent yielded to while it
+    # spoke (above), or (tics and non-directed speech) started answering while it was silent
+    kind_events = [barged.filter(pl.col("kind") != "interruption").select(_ROW, "kind", error="yielded")]
+    silent = (users.filter(~pl.col("at_start") & (pl.col("vocal_tic") | pl.col("non_directed")))
+              .pipe(_agent_at, "a", agents, "forward", "_answer", "_answer_end"))
+    kind_events.append(silent.select(
+        _ROW, kind=pl.when("vocal_tic").then(pl.lit(VOCAL_TIC)).otherwise(pl.lit(NON_DIRECTED)),
+        error=(pl.col("_answer") <= b + _window(KIND_RESPONSE_WINDOW_S)).fill_null(False)))
+    # an effect outside the user's speech: while the agent spoke, only its stopping within the
+    # window is an event (an error); while it was silent, answering within the window is an error
+    e0 = pl.col("e0")
+    outside = (effects.join(calls, on=_ROW)
+               .pipe(_agent_at, "e0", agents, "backward", "_c_over", "_d_over")
+               .pipe(_agent_at, "e0", agents, "forward", "_answer", "_answer_end")
+               .with_columns(over=(pl.col("_d_over") > e0).fill_null(False)))
+    kind_events.append(outside.filter(pl.col("over")).filter(
+        (pl.col("_d_over") - e0).cast(pl.Float64) * tick <= KIND_YIELD_WINDOW_S).select(_ROW, "kind", error=pl.lit(True)))
+    kind_events.append(outside.filter(~pl.col("over")).select(
+        _ROW, "kind", error=(pl.col("_answer") <= pl.col("e1") + _window(KIND_RESPONSE_WINDOW_S)).fill_null(False)))
+    selectivity = pl.concat(kind_events).group_by(_ROW).agg(
+        *(is_(k).sum().alias(f"{k}_total") for k in _KIND_EVENTS),
+        *((is_(k) & pl.col("error")).sum().alias(f"{k}_errors") for k in _KIND_EVENTS))
+    # the agent starting while the user speaks (tau2's agent_interrupts_user)
+    user_runs = users.select(_ROW, _ua="a", _ub="b").sort(_ROW, "_ua")
+    agent_barge_ins = (agents.sort(_ROW, "c")
+                       .join_asof(user_runs, left_on="c", right_on="_ua", by=_ROW, strategy="backward")
+                       .group_by(_ROW).agg(agent_barge_ins=(pl.col("_ub") > pl.col("c")).fill_null(False).sum()))
+    facts = calls.select(_ROW)
+    for part in (responses, yields, selectivity, agent_barge_ins):
+        facts = facts.join(part, on=_ROW, how="left")
+    return facts
 
 
 def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     """``voice`` rows with their turn-taking columns (``VOICE_COLUMNS`` names) measured from their
-    segments and ``agent_words``; null for a row without segments, zero where it has some but not of
-    that kind."""
+    segments, ``call_s``, ``tick_s`` and ``agent_words``; null for a row without segments, zero where
+    it has some but not of that kind; the selectivity columns null unless ``turn_kinds_marked``."""
     segments = segment_frame(voice).cache()
-    with_agent = _pairs(segments, USER, AGENT).cache()
-    turns = _user_turns(segments, with_agent).cache()
-    events = _events(turns).group_by(_ROW).agg(
-        user_turns=pl.len(), responses=pl.col("answer").count(),
-        response_latency_s=(pl.col("answer") - pl.col("turn_end")).mean())
-    went_on = pl.col("talking_until") - pl.col("start")  # how long the agent talked on into a user's barge-in
-    yielded = went_on <= YIELD_WINDOW_S
-    yields = (turns.filter(pl.col("talking_until").is_not_null()).group_by(_ROW)
-              .agg(interruptions=pl.len(), yields=yielded.sum(), yield_latency_s=went_on.filter(yielded).mean()))
-    barged = (pl.col("start") < pl.col("start_o")) & (pl.col("start_o") < pl.col("end"))  # the agent's, into the user's
-    agent_barge_ins = (with_agent.group_by(f"{_SEG}_o").agg(pl.first(_ROW), barged=barged.any())
-                       .group_by(_ROW).agg(agent_barge_ins=pl.col("barged").sum()))
-    measured = _sweep(segments)
-    for facts in (events, yields, agent_barge_ins):
-        measured = measured.join(facts, on=_ROW, how="left")
-    zero = ("user_turns", "responses", "interruptions", "yields", "agent_barge_ins")
-    measured = measured.with_columns(pl.col(zero).fill_null(0))
+    calls = (voice.with_row_index(_ROW).select(_ROW, "call_s", tick=pl.col("tick_s").fill_null(TICK_S))
+             .join(segments.select(_ROW).unique(), on=_ROW, how="semi").cache())
+    users, agents, effects, ticked = _ticks(segments, calls)
+    measured = (calls.select(_ROW).join(_sweep(segments, calls), on=_ROW, how="left")
+                .join(_interaction(users.cache(), agents.cache(), effects, ticked.cache()), on=_ROW, how="left"))
+    counts = ("responses", "missed_user_turns", "user_barge_ins", "interruptions", "yields", "agent_barge_ins",
+              *(f"{k}_total" for k in _KIND_EVENTS), *(f"{k}_errors" for k in _KIND_EVENTS))
+    measured = measured.with_columns(pl.col(counts).fill_null(0)).with_columns(
+        user_turns=pl.col("responses") + pl.col("missed_user_turns"))
     talk_s, user_turns = pl.col("agent_talk_s") + pl.col("user_talk_s"), pl.col("user_turns")
     per = lambda part, whole: pl.when(whole > 0).then(part / whole)  # noqa: E731  (null over nothing)
-    facts = measured.select(
-        _ROW, "agent_talk_s", "user_talk_s", "overlap_s", "silence_s", "longest_silence_s",
+    facts = measured.with_columns(
         agent_talk_ratio=per(pl.col("agent_talk_s"), talk_s),
-        agent_barge_ins="agent_barge_ins", user_barge_ins="interruptions",  # a user barge-in interrupts the agent
-        user_turns=user_turns, responses="responses", response_latency_s="response_latency_s",
         response_rate=per(pl.col("responses"), user_turns),
-        missed_user_turns=user_turns - pl.col("responses"),
-        interruptions="interruptions", yields="yields", yield_latency_s="yield_latency_s",
         yield_rate=per(pl.col("yields"), pl.col("interruptions")),
-        agent_interruption_rate=per(pl.col("agent_barge_ins"), user_turns))
+        agent_interruption_rate=per(pl.col("agent_barge_ins"), user_turns),
+        **{f"selectivity_{k}": 1.0 - per(pl.col(f"{k}_errors"), pl.col(f"{k}_total")) for k in _KIND_EVENTS})
     schema = voice.collect_schema()
-    names = facts.collect_schema().names()[1:]
+    names = [name for name in facts.collect_schema().names() if name != _ROW]
+    marked = pl.col("turn_kinds_marked").fill_null(False)
+    selectivity = [f"{k}{suffix}" for k in _KIND_EVENTS for suffix in ("_total", "_errors")] + [
+        f"selectivity_{k}" for k in _KIND_EVENTS]
     return (voice.with_row_index(_ROW).drop(names).join(facts, on=_ROW, how="left", maintain_order="left")
-            .with_columns(agent_wpm=per(pl.col("agent_words"), pl.col("agent_talk_s") / 60))
+            .with_columns(agent_wpm=per(pl.col("agent_words"), pl.col("agent_talk_s") / 60),
+                          **{name: pl.when(marked).then(name) for name in selectivity})
             .select(pl.col(name).cast(dtype) for name, dtype in schema.items()))
+
+
+def response_events(voice: pl.LazyFrame) -> pl.LazyFrame:
+    """tau2's response events of ``voice`` rows (their segments, ``call_s`` and ``tick_s``), for the
+    viewer's timeline: (``_voice_row``, ``turn_end``, ``answer``) in seconds on their ticks, the start
+    of the agent's answer null when the user spoke again first."""
+    calls = voice.with_row_index(_ROW).select(_ROW, "call_s", tick=pl.col("tick_s").fill_null(TICK_S))
+    users, agents, _, ticked = _ticks(segment_frame(voice), calls)
+    tick = pl.col("tick")
+    return _response_events(_user_turns(users, agents, ticked)).select(
+        _ROW, turn_end=pl.col("b").cast(pl.Float64) * tick,
+        answer=pl.when("answered").then(pl.col("_next_agent").cast(pl.Float64) * tick))

@@ -33,8 +33,8 @@ SCENARIO_INPUTS = (
 # Part of a session's fingerprint: a reader that extracts more from the same files re-reads sessions
 # an older one ingested (2: evidence: turns, tool calls, judge results, action items; 3: the judge's input;
 # 4: the definition's lineage; 5: where each tool call falls in the transcript; 6: the voice panel;
-# 7: the task, as the user simulator got it).
-NEMO_READER_VERSION = "7"
+# 7: the task, as the user simulator got it; 8: the call's length and end, beside its segments).
+NEMO_READER_VERSION = "8"
 
 METRICS_AT = SCENARIO_INPUTS.index("metrics.json")
 

@@ -61,7 +61,7 @@ from scorelake.transforms.sources.nemo.columns import (
     Derived,
     definition_of,
 )
-from scorelake.transforms.voice import key_entities, voice_row
+from scorelake.transforms.voice import call_end, key_entities, segments_of, voice_row
 
 PREDICTION_FILE = "final_agent_response.json"
 DEFAULT_RUN_GROUP = "default"
@@ -243,8 +243,9 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instru
     seen[audio] = ABSENT if found is None else stat_token_of(found)  # the fingerprint's: no second stat
     audio = (audio if found is not None and stat.S_ISREG(found.st_mode)
              and resolves_inside(audio, root) else None)
-    row = voice_row(key, segments, contexts["agent"], contexts["user"], entities, audio,
-                    lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}"))
+    row = voice_row(key, segments_of(segments), contexts["agent"], contexts["user"], entities, audio,
+                    lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}"),
+                    call_s=src.metrics.duration_seconds, ended=call_end(src.metrics.stop_reason))
     return [row] if row else []
 
 

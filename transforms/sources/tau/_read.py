@@ -26,7 +26,7 @@ from scorelake.transforms.sources._files import BadInput, SessionTables, load_js
 from scorelake.transforms.sources._lineage import definition_columns, part_hash
 from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.tau._raw import Tau2Header, Tau2Simulation, TauBenchRecord
-from scorelake.transforms.voice import tick_segments, voice_row
+from scorelake.transforms.voice import call_end, tick_segments, voice_row
 
 BASIS_SIGNALS = {
     "DB": Signal.DB_STATE_MATCH,
@@ -155,7 +155,7 @@ def tau2_instructions(task: dict | None) -> str | None:
 
 
 def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Simulation, bucket: str,
-               tasks: dict[str, dict]) -> tuple[dict, list[dict], dict]:
+               tasks: dict[str, dict], tick_s: Any = None) -> tuple[dict, list[dict], dict]:
     info = sim.reward_info
     task_id, task_id_claimed, identified = recover_task_id(sim, tasks)
     task = tasks.get(task_id)
@@ -180,7 +180,10 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
                 "tool_calls": tool_call_rows(key, "agent", sim.messages)}
     evidence["tasks"], evidence["task_instructions"] = task_rows(key, tau2_instructions(task),
                                                                  "tau2 task user_scenario")
-    voice = voice_row(key, tick_segments(sim.ticks), None, None, lambda: [])  # τ-voice: its full-duplex ticks
+    ticked = tick_segments(sim.ticks, tick_s)  # τ-voice: its full-duplex ticks
+    voice = None if ticked is None else voice_row(key, ticked.segments, None, None, lambda: [], call_s=ticked.call_s,
+                                                  ended=call_end(sim.termination_reason), tick_s=ticked.tick_s,
+                                                  kinds_marked=True)
     if voice is not None:
         evidence["voice"] = [voice]
     if info is None:
@@ -301,11 +304,13 @@ def read_tau2(session: Session, generation: str, fingerprint: str,
     domain = (typed.info and typed.info.environment_info and typed.info.environment_info.domain_name) or "unknown"
     bucket = f"tau2_{domain}"
     tasks = {str(t.get("id")): t for t in typed.tasks or []}
+    audio = info.get("audio_native_config") if isinstance(info, dict) else None
+    tick_s = audio.get("tick_duration_seconds") if isinstance(audio, dict) else None  # τ-voice's tick
 
     def reader(where: str, load: Callable[[], Any]) -> Callable[[], tuple[dict, list[dict], dict]]:
         def read() -> tuple[dict, list[dict], dict]:
             sim = validate(Tau2Simulation, load(), where)
-            return _tau2_rows(session, generation, fingerprint, sim, bucket, tasks)
+            return _tau2_rows(session, generation, fingerprint, sim, bucket, tasks, tick_s)
         return read
 
     rows, verdicts, quarantine, errors, evidence = _collect(session, generation, [(w, reader(w, f)) for w, f in loaders])

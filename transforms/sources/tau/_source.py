@@ -17,8 +17,8 @@ from scorelake.transforms.sources.tau._task_ids import task_id_warnings
 # Part of a file's fingerprint: a reader that extracts more from the same file re-reads files an
 # older one ingested (2: COMMUNICATE, reward basis, recovered task ids; 3: evidence: turns, tool calls;
 # 4: the definition's lineage; 5: where each tool call falls in the transcript; 6: τ-voice ticks;
-# 7: the task's user instructions).
-READER_VERSION = "7"
+# 7: the task's user instructions; 8: τ-voice ticks as tau2 reads them, turn kinds marked).
+READER_VERSION = "8"
 
 
 def sniff(path: Path) -> str | None:
