@@ -166,6 +166,9 @@ VOICE_METRICS: tuple[Column, ...] = (
            "sum(v.dead_air_s) / nullif(sum(v.call_s) FILTER (WHERE v.dead_air_s IS NOT NULL), 0)"),
     Column("max_gap_s", F64, "the longest time neither spoke, from the call's start to its end", "s", "max"),
     Column("gaps_over_3s", I64, "silences longer than 3 s, from the call's start to its end", "count", "sum"),
+    Column("user_open_at_end_s", F64, "how long the user's last segment had run when the call ended, where it "
+           "ran to within 1 s of the end (its end never logged: the end of the turn never detected); 0 otherwise",
+           "s", "max"),
     Column("agent_talk_ratio", F64, "agent_talk_s / (agent_talk_s + user_talk_s)", "share",
            "sum(v.agent_talk_s) / nullif(sum(v.agent_talk_s) + sum(v.user_talk_s), 0)", "talk agent"),
     Column("agent_barge_ins", I64, "the agent starting while the user speaks (tau2 agent_interrupts_count)",
@@ -242,6 +245,47 @@ VOICE_EVIDENCE: tuple[Column, ...] = (
            "[said, heard] (JSON)"),
 )
 VOICE_COLUMNS = VOICE_METRICS + VOICE_EVIDENCE
+
+DEAD_AIR_S = 10.0  # a call that timed out after more trailing dead air than this failed by dead air
+LONG_SILENCE_S = 10.0  # a silence inside the speech longer than this is a turn-taking fault
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why a scenario failed (README, "Voice"): its name, when it holds (an SQL condition over a
+    failed scenario's facts in sql/marts/scenario_failure_causes.sql) and the evidence shown for it."""
+    name: str
+    doc: str
+    holds: str
+    evidence: str
+
+
+# Every cause that holds is stored; the first in this order is the scenario's primary cause.
+FAILURE_CAUSES: tuple[Cause, ...] = (
+    Cause("harness", "the harness could not evaluate or run the call: every failing check errored (a DB assertion "
+          "without the DB it reads), nothing ran (no turn, no LLM call on either side), or an infrastructure error",
+          "harness_only OR nothing_ran OR stop_reason = 'infrastructure_error'",
+          "CASE WHEN harness_only THEN 'every failing check errored: ' || db_error WHEN nothing_ran THEN "
+          "'nothing ran: no turn and no LLM call on either side' ELSE 'the call ended in an infrastructure error' END"),
+    Cause("judge", "the LLM judge failed (its endpoint or reply) and its verdicts are all that failed the scenario "
+          "(judge_errors' judge_only)", "judge_only", "'the judge returned an error: ' || coalesce(judge_reason, '')"),
+    Cause("dead_air", f"the call timed out after more than {DEAD_AIR_S:.0f} s of silence since the last speech",
+          f"call_end = 'timeout' AND trailing_silence_s > {DEAD_AIR_S}",
+          "format('timed out after {:.1f} s of dead air', trailing_silence_s)"),
+    Cause("transcription", "a key entity the user said that the agent's speech recognition heard otherwise, in a "
+          "turn the agent acted after (answered or called a tool)", "misheard_acted_on > 0",
+          "'misheard: ' || misheard_json"),
+    Cause("turn_taking", f"2 or more missed user turns, a silence inside the speech over {LONG_SILENCE_S:.0f} s, 3 "
+          f"or more agent barge-ins, or a timeout with the user's turn open for over {LONG_SILENCE_S:.0f} s (its "
+          "end never detected)", f"missed_user_turns >= 2 OR longest_silence_s > {LONG_SILENCE_S} "
+          f"OR agent_barge_ins >= 3 OR (call_end = 'timeout' AND user_open_at_end_s > {LONG_SILENCE_S})",
+          "format('{} missed user turns, longest silence {:.1f} s, {} agent barge-ins, the user''s turn open {:.1f} s "
+          "at the end', missed_user_turns, longest_silence_s, agent_barge_ins, user_open_at_end_s)"),
+    Cause("stall", "the stall override: fewer agent turns than min-agent-turns (after the causes above, which say "
+          "why)", "stalled", "format('{} agent turns, fewer than {}', agent_turns, min_agent_turns)"),
+    Cause("logic", "none of the above: heard right, the agent still did the wrong thing", "true",
+          "'failed by: ' || array_to_string(failed, ', ')"),
+)
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "runs": {

@@ -13,7 +13,7 @@ from scorelake.cli._app import cell, command, emitted, err, fail, ms
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, RunsOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
-from scorelake.transforms.columns import VOICE_METRICS, Column
+from scorelake.transforms.columns import FAILURE_CAUSES, VOICE_METRICS, Column
 
 
 class LatencyBy(StrEnum):
@@ -57,7 +57,7 @@ def latency(
 MIN_EVENTS = 10
 # The panel: each declared voice metric with a heading (transforms/columns.py VOICE_METRICS)
 VOICE_PANEL = tuple(c for c in VOICE_METRICS if c.label)
-CAUSES = ("transcription", "turn_taking", "stall", "judge", "logic")
+CAUSES = tuple(c.name for c in FAILURE_CAUSES)  # in their order of precedence
 
 
 def _shown(row: dict, metric: Column, events: bool = True) -> str:
@@ -88,8 +88,9 @@ def voice(
 ) -> None:
     """The voice panel: turn-taking from each conversation's speech segments (talk share, overlap,
     silence, barge-ins, words per minute, tau2's response and yield rates and latencies), what each
-    side heard (word error rate each way, key entities misheard), and the failed scenarios by cause
-    (transcription, turn_taking, stall, judge, logic). A rate from fewer than 10 events shows as a dash
+    side heard (word error rate each way, key entities misheard), and the failed scenarios by primary
+    cause (harness, judge, dead_air, stall, transcription, turn_taking, logic: the first that holds;
+    --by scenario lists every cause that holds). A rate from fewer than 10 events shows as a dash
     (--format json or csv gives every value with its event count).
 
     Example: scorelake voice --run eval_20260904_080000
@@ -101,7 +102,7 @@ def voice(
     if by is LatencyBy.scenario:
         cells = [[r["run_id"], r["scenario_name"],
                   *(_shown(r, metric, events=False) for metric in VOICE_PANEL),
-                  r["failure_cause"] or ""] for r in found.iter_rows(named=True)]
+                  ", ".join(r["failure_causes"] or ())] for r in found.iter_rows(named=True)]
         headers = ["run", "scenario", *(m.label for m in VOICE_PANEL), "failed by"]
         show_grid(Grid(headers, cells, f"voice per scenario (failure causes under policy {policy})", keys=2,
                        right=set(headers[2:-1])).without_empty_columns())

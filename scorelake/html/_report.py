@@ -14,6 +14,7 @@ import polars as pl
 
 from scorelake.html._explain import explain_html
 from scorelake.transforms.analysis import Comparison, delta_text
+from scorelake.transforms.columns import FAILURE_CAUSES
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
 # ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.
@@ -216,7 +217,7 @@ VOICE_CHARTS = (("WER of what the agent heard", "user_to_agent_wer", "{:.1%}"),
                 ("overlap of speech a scenario (s)", "overlap_s", "{:.2f}"),
                 ("user turns answered", "response_rate", "{:.1%}"),
                 ("agent's share of the talk", "agent_talk_ratio", "{:.1%}"))
-CAUSES = ("transcription", "turn_taking", "stall", "judge", "logic")
+CAUSES = tuple(c.name for c in FAILURE_CAUSES)  # in their order of precedence
 
 
 def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:

@@ -1,5 +1,5 @@
 """The SQL that repeats per rate, signal or metric, generated from their declarations (registry.py,
-columns.VOICE_METRICS).
+columns.VOICE_METRICS and FAILURE_CAUSES).
 
 A view file says ``{{ name }}`` where one of these goes (dbt's macros, without Jinja): the files stay
 one view each and readable, and a new signal reaches every view without an edit to them.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from scorelake.transforms.columns import VOICE_METRICS
+from scorelake.transforms.columns import FAILURE_CAUSES, VOICE_METRICS
 from scorelake.transforms.registry import RATES, SIGNALS
 
 
@@ -60,7 +60,7 @@ def _signal_values() -> str:
 
 
 def _voice_metrics() -> str:
-    """scenario_voice: each declared voice metric of the scenario (columns.VOICE_METRICS)."""
+    """scenario_voice: each declared voice metric of the scenario (columns.VOICE_METRICS and FAILURE_CAUSES)."""
     return ", ".join(f"v.{c.name}" for c in VOICE_METRICS)
 
 
@@ -69,7 +69,35 @@ def _voice_rollups() -> str:
     return ",\n           ".join(c.rollup_sql() for c in VOICE_METRICS if c.rollup)
 
 
+def _holds(cause) -> str:
+    return f"coalesce(({cause.holds}), false)"
+
+
+def _failure_causes_held() -> str:
+    """scenario_failure_causes: the names of the causes that hold, in the declared order (the last,
+    logic, where no other does)."""
+    *causes, fallback = FAILURE_CAUSES
+    held = [f"CASE WHEN {_holds(c)} THEN '{c.name}' END" for c in causes]
+    held.append(f"CASE WHEN NOT ({' OR '.join(_holds(c) for c in causes)}) THEN '{fallback.name}' END")
+    return "list_filter([\n        " + ",\n        ".join(held) + "], lambda c: c IS NOT NULL)"
+
+
+def _failure_cause_evidence() -> str:
+    """scenario_failure_causes: each held cause's evidence, in order."""
+    cases = " ".join(f"WHEN '{c.name}' THEN {c.evidence}" for c in FAILURE_CAUSES)
+    return f"(list_transform(failure_causes, lambda c: CASE c {cases} END))"
+
+
+def _failure_cause_counts() -> str:
+    """run_voice: the failed scenarios by primary cause."""
+    return ",\n           ".join(f"count(*) FILTER (WHERE c.failure_cause = '{c.name}') AS failed_{c.name}"
+                                   for c in FAILURE_CAUSES)
+
+
 FRAGMENTS: dict[str, Callable[[], str]] = {
+    "failure_causes_held": _failure_causes_held,
+    "failure_cause_evidence": _failure_cause_evidence,
+    "failure_cause_counts": _failure_cause_counts,
     "rate_columns": _rate_columns,
     "rate_list": _rate_list,
     "signal_rows": _signal_rows,

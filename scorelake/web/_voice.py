@@ -9,13 +9,14 @@ from itertools import pairwise
 
 import polars as pl
 
+from scorelake.transforms.columns import FAILURE_CAUSES
 from scorelake.transforms.voice import AGENT, USER, Segment, intersection, response_events, union, words
 from scorelake.web._pages import esc, link, scenario_link, segment
 
 LONG_SILENCE_S = 2.0  # a silence longer than this is marked on the timeline
 # the timeline's drawing: its width, the room left of the lanes for their names, a lane's height, the room above
 WIDTH, LEFT, LANE, TOP = 900, 42, 26, 22
-CAUSES = ("transcription", "turn_taking", "stall", "judge", "logic")
+CAUSES = tuple(c.name for c in FAILURE_CAUSES)  # in their order of precedence
 
 
 def _x(t: float, start: float, span: float) -> float:

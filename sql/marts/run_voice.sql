@@ -2,7 +2,7 @@
 -- scenarios (README, "Voice"). A rate is pooled over its events (responses / user turns, yields /
 -- interruptions, word errors / reference words), each stored with that event count; a duration is
 -- the mean per scenario measured. Failure causes count the failed scenarios under the recorded
--- policy by cause.
+-- policy by their primary cause.
 WITH causes AS (
     SELECT run_id, scenario_name, failure_cause
     FROM scenario_failure_causes
@@ -16,11 +16,8 @@ pooled AS (
            -- each declared voice metric that rolls up (transforms/columns.py VOICE_METRICS)
            {{ voice_rollups }},
            count(c.failure_cause) AS failed,
-           count(*) FILTER (WHERE c.failure_cause = 'transcription') AS failed_transcription,
-           count(*) FILTER (WHERE c.failure_cause = 'turn_taking') AS failed_turn_taking,
-           count(*) FILTER (WHERE c.failure_cause = 'stall') AS failed_stall,
-           count(*) FILTER (WHERE c.failure_cause = 'judge') AS failed_judge,
-           count(*) FILTER (WHERE c.failure_cause = 'logic') AS failed_logic
+           -- the failed scenarios by primary cause (transforms/columns.py FAILURE_CAUSES)
+           {{ failure_cause_counts }}
     FROM scenario_voice AS v
     LEFT JOIN causes AS c USING (run_id, scenario_name)
     GROUP BY GROUPING SETS ((v.run_id, v.domain), (v.run_id))

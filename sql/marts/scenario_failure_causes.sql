@@ -1,31 +1,36 @@
--- Per failed scenario and policy: the one cause it failed by, first that holds (README, "Voice"):
---   judge          the judge itself failed (its result an error) and JUDGE_PASSED failed the scenario
---   stall          the stall override (fewer agent turns than min-agent-turns)
---   transcription  a key entity the user said that the agent's speech recognition heard otherwise,
---                  in a turn the agent acted after (answered, or called a tool)
---   turn_taking    2 or more missed user turns, a silence over 10 s, or 3 or more agent barge-ins
---   logic          everything heard right, the agent still did the wrong thing
--- with the evidence that named it.
-WITH facts AS (
+-- Per failed scenario and policy: every cause that holds (`failure_causes`, in the declared order),
+-- the first of them its primary cause (`failure_cause`) with its evidence, and each one's evidence
+-- (`causes_evidence`). The causes, their conditions and their order are declared once, in
+-- transforms/columns.py FAILURE_CAUSES (README, "Voice"): harness, judge, dead_air, transcription,
+-- turn_taking, stall; logic where none of them holds.
+WITH db_errors AS (  -- the failing DB predicates of each scenario, and how many of them errored
+    SELECT run_id, scenario_name, count(*) AS db_failing, count(error) AS db_errored,
+           string_agg(DISTINCT error, '; ') AS db_error
+    FROM stg_verdicts
+    WHERE kind = 'db_state_assertion' AND NOT passed
+    GROUP BY run_id, scenario_name
+),
+facts AS (
     SELECT sc.run_id, sc.scenario_name, sc.domain, sc.policy_id, sc.policy_name, sc.failed, sc.stalled,
-           sc.agent_turns, sc.min_agent_turns, coalesce(j.errored, false) AS judge_errored,
-           v.misheard_acted_on, v.misheard_json, v.missed_user_turns, v.longest_silence_s, v.agent_barge_ins
+           sc.agent_turns, sc.min_agent_turns, sc.stop_reason,
+           sc.total_turns = 0 AND coalesce(sc.agent_n_calls, 0) = 0 AND coalesce(sc.user_n_calls, 0) = 0 AS nothing_ran,
+           coalesce(je.judge_only, false) AS judge_only, je.reason AS judge_reason,
+           len(sc.failed) > 0 AND list_has_all(['db_state_assertion'], sc.failed)
+               AND d.db_failing > 0 AND d.db_errored = d.db_failing AS harness_only, d.db_error,
+           v.call_end, v.trailing_silence_s, v.misheard_acted_on, v.misheard_json, v.missed_user_turns,
+           v.longest_silence_s, v.agent_barge_ins, v.user_open_at_end_s
     FROM scenario_scores AS sc
-    LEFT JOIN judge_results AS j USING (run_id, scenario_name)
+    LEFT JOIN judge_errors AS je USING (run_id, policy_id, scenario_name)
+    LEFT JOIN db_errors AS d USING (run_id, scenario_name)
     LEFT JOIN scenario_voice AS v USING (run_id, scenario_name)
     WHERE sc.is_successful = false
+),
+held AS (
+    SELECT *, {{ failure_causes_held }} AS failure_causes
+    FROM facts
 )
-SELECT run_id, scenario_name, domain, policy_id, policy_name,
-       CASE WHEN judge_errored AND list_contains(failed, 'judge_passed') THEN 'judge'
-            WHEN stalled THEN 'stall'
-            WHEN misheard_acted_on > 0 THEN 'transcription'
-            WHEN missed_user_turns >= 2 OR longest_silence_s > 10 OR agent_barge_ins >= 3 THEN 'turn_taking'
-            ELSE 'logic' END AS failure_cause,
-       CASE WHEN judge_errored AND list_contains(failed, 'judge_passed') THEN 'the judge returned an error'
-            WHEN stalled THEN format('{} agent turns, fewer than {}', agent_turns, min_agent_turns)
-            WHEN misheard_acted_on > 0 THEN 'misheard: ' || misheard_json
-            WHEN missed_user_turns >= 2 OR longest_silence_s > 10 OR agent_barge_ins >= 3 THEN
-                format('{} missed user turns, longest silence {:.1f} s, {} agent barge-ins',
-                       missed_user_turns, longest_silence_s, agent_barge_ins)
-            ELSE 'failed by: ' || array_to_string(failed, ', ') END AS evidence
-FROM facts
+SELECT run_id, scenario_name, domain, policy_id, policy_name, failure_causes,
+       failure_causes[1] AS failure_cause,
+       {{ failure_cause_evidence }}[1] AS evidence,
+       {{ failure_cause_evidence }} AS causes_evidence
+FROM held

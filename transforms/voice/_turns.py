@@ -29,6 +29,7 @@ YIELD_WINDOW_S = 2.0  # no_yield_window_sec: an agent still talking 2 s into an 
 KIND_YIELD_WINDOW_S = 1.0  # backchannel_, vocal_tic_ and non_directed_yield_window_sec
 KIND_RESPONSE_WINDOW_S = 2.0  # vocal_tic_ and non_directed_response_window_sec
 LONG_GAP_S = 3.0  # a silence longer than this counts in gaps_over_3s
+OPEN_AT_END_S = 1.0  # a user segment ending this close to the call's end ran to it (its end never logged)
 _ROW, _SEG = "_voice_row", "_segment"
 _KIND_EVENTS = (BACKCHANNEL, VOCAL_TIC, NON_DIRECTED)
 
@@ -55,7 +56,7 @@ def _sweep(segments: pl.LazyFrame, calls: pl.LazyFrame) -> pl.LazyFrame:
     by the counts after the first. Every conversation's counts end at 0, so one running sum serves
     them all (a window per conversation cost four times as much). Then the dead air: the silences
     inside, and those before the first speech and after the last, to the call's end (``call_s``, made
-    at least the last speech's end)."""
+    at least the last speech's end), and a user turn still open when the call ended."""
     spoken = segments.filter(pl.col("speaker").is_in([AGENT, USER]))
     steps = pl.concat([spoken.select(_ROW, "speaker", t="start", step=pl.lit(1, pl.Int32)),
                        spoken.select(_ROW, "speaker", t="end", step=pl.lit(-1, pl.Int32))])
@@ -75,15 +76,19 @@ def _sweep(segments: pl.LazyFrame, calls: pl.LazyFrame) -> pl.LazyFrame:
     leading = pl.col("_first").clip(lower_bound=0.0)
     trailing = (pl.col("call_s") - pl.col("_last")).fill_null(0.0).clip(lower_bound=0.0)
     over = lambda gap: (gap > LONG_GAP_S).cast(pl.Int64)  # noqa: E731
-    return (measured.join(calls.select(_ROW, "call_s"), on=_ROW, how="left")
+    last_user = (spoken.filter(pl.col("speaker") == USER).group_by(_ROW)
+                 .agg(pl.col("start").sort_by("end").last().alias("_user_start"), _user_end=pl.col("end").max()))
+    return (measured.join(calls.select(_ROW, "call_s"), on=_ROW, how="left").join(last_user, on=_ROW, how="left")
             .with_columns(leading_silence_s=leading, trailing_silence_s=trailing)
             .with_columns(dead_air_s=pl.col("leading_silence_s") + pl.col("silence_s") + pl.col("trailing_silence_s"),
                           max_gap_s=pl.max_horizontal("leading_silence_s", "longest_silence_s", "trailing_silence_s"),
                           gaps_over_3s=over(pl.col("leading_silence_s")) + pl.col("_gaps_inside")
                           + over(pl.col("trailing_silence_s")),
                           call_s=pl.max_horizontal("call_s", "_last"))
-            .with_columns(dead_air_fraction=pl.when(pl.col("call_s") > 0).then(pl.col("dead_air_s") / pl.col("call_s")))
-            .drop("_gaps_inside", "_first", "_last"))
+            .with_columns(dead_air_fraction=pl.when(pl.col("call_s") > 0).then(pl.col("dead_air_s") / pl.col("call_s")),
+                          user_open_at_end_s=pl.when(pl.col("call_s") - pl.col("_user_end") < OPEN_AT_END_S)
+                          .then(pl.col("_user_end") - pl.col("_user_start")).otherwise(0.0))
+            .drop("_gaps_inside", "_first", "_last", "_user_start", "_user_end"))
 
 
 def _first_tick(t: pl.Expr, tick: pl.Expr) -> pl.Expr:
