@@ -18,8 +18,8 @@ import scorelake
 from scorelake.cli import app
 from scorelake.transforms.voice import (
     Segment,
-    edit_distance,
     heard_facts,
+    heard_turns,
     key_entities,
     turn_taking,
     voice_row,
@@ -121,27 +121,51 @@ def test_words_as_wer_counts_them():
         assert words(text) == definition.findall(text.lower().replace("\u2019", "'")), text
 
 
-def _levenshtein(a: list[str], b: list[str]) -> int:
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i] + [0] * len(b)
-        for j, y in enumerate(b, 1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
-        previous = current
-    return previous[-1]
+def test_turns_are_aligned_before_words_are_counted():
+    """A heard turn twice, a said turn never heard, a turn heard with a word wrong, the last turns
+    never delivered before the hang-up, and a turn heard that nobody said: each counted as what it
+    is, and the word error rate only over the turns paired."""
+    said = ["Hi, I need help.", "My code is TC-55678.", "Yes.", "It is for Kevin Smith.", "Thanks, bye.",
+            "Are you there?"]
+    heard = ["hi i need help", "hi i need help", "my code is tc 55687", "background noise here please",
+             "it is for kevin smith"]
+    found = heard_turns(said, heard)
+    assert (found.missing, found.duplicated, found.undelivered, found.extra) == (1, 1, 2, 1)
+    assert (found.errors, found.words) == (1, 4 + 5 + 5)  # "55687" for "55678", over the three pairs
+    assert found.pairs[:3] == [(said[0], heard[0]), (None, heard[1]), (said[1], heard[2])]
+    assert heard_turns(said, []).missing == len(said)  # heard nothing while the other side spoke
+    assert heard_turns(["yes"], ["yeah"]).pairs == [("yes", "yeah")]  # one word wrong still pairs
 
 
-def test_the_bit_parallel_edit_distance_is_levenshteins():
+def test_the_word_error_rate_of_the_paired_turns_is_jiwers():
+    """jiwer's WER (the maintained reference) over the turns the alignment paired, on random turns
+    heard with substitutions, deletions and insertions."""
+    import jiwer
+
     rng = random.Random(7)
-    for _ in range(2000):
-        a = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
-        b = [rng.choice("abcdef") for _ in range(rng.randint(0, 90))]
-        assert edit_distance(a, b) == _levenshtein(a, b)
-        # heard mostly right: a shared start and end (set aside first) around a few changes
-        start, end = [rng.choice("ab") for _ in range(rng.randint(0, 30))], [rng.choice("ab") for _ in range(rng.randint(0, 30))]
-        said, heard = start + a[:5] + end, start + b[:5] + end
-        assert edit_distance(said, heard) == _levenshtein(said, heard)
-    assert edit_distance(["the", "cat", "sat"], ["the", "bat", "sat", "down"]) == 2
+    vocabulary = ["yes", "no", "order", "code", "tc", "55678", "kevin", "help", "the", "a", "is", "my"]
+    for _ in range(300):
+        said = [" ".join(rng.choices(vocabulary, k=rng.randint(1, 9))) for _ in range(rng.randint(1, 6))]
+        heard = []
+        for turn in said:
+            turn_words = turn.split()
+            for _ in range(rng.randint(0, 2)):
+                at = rng.randrange(len(turn_words) + 1)
+                edit = rng.choice("sdi")
+                if edit == "i" or not turn_words[at:]:
+                    turn_words.insert(at, rng.choice(vocabulary))
+                elif edit == "d" and len(turn_words) > 1:
+                    del turn_words[at]
+                else:
+                    turn_words[at] = rng.choice(vocabulary)
+            heard.append(" ".join(turn_words))
+        found = heard_turns(said, heard)
+        paired = [(s, h) for s, h in found.pairs if s is not None and h is not None]
+        if not paired:
+            continue
+        measured = jiwer.process_words([s for s, _ in paired], [h for _, h in paired])
+        assert found.errors == measured.substitutions + measured.deletions + measured.insertions
+        assert found.words == measured.substitutions + measured.deletions + measured.hits
 
 
 def test_what_each_side_heard_worked_out_by_hand():
@@ -154,13 +178,15 @@ def test_what_each_side_heard_worked_out_by_hand():
                     {"role": "assistant", "content": "My code is TC-55678."},
                     {"role": "user", "content": "Thanks"}]
     facts = heard_facts(agent_context, user_context, lambda: key_entities(None, None, "Your code is TC-55678."))
-    # user said: my code is tc 55678 (5 words); the agent heard: my code is tc 55687: 1 substitution
+    # user said: my code is tc 55678 (5 words); the agent heard: my code is tc 55687: 1 substitution,
+    # the one turn paired
     assert (facts["user_to_agent_errors"], facts["user_to_agent_words"]) == (1, 5)
     assert facts["user_to_agent_wer"] == pytest.approx(0.2)
     # the agent said: hi how can i help thanks (6); the user heard the same (the cues left out)
     assert (facts["agent_to_user_errors"], facts["agent_to_user_words"]) == (0, 6)
     assert json.loads(facts["misheard_json"]) == [{"entity": "tc 55678", "heard": "tc 55687", "acted_on": True}]
     assert facts["misheard_acted_on"] == 1  # the agent answered ("Thanks.") after hearing it
+    assert facts["user_to_agent_turns_missing"] == facts["agent_to_user_turns_missing"] == 0
 
 
 def test_an_empty_or_absent_context_is_no_error_rate():

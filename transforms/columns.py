@@ -210,18 +210,23 @@ VOICE_METRICS: tuple[Column, ...] = (
         Column(f"{kind}_errors", I64, f"of those, {wrong}", "count", "sum"),
         Column(f"selectivity_{kind}", F64, f"1 - {kind}_errors / {kind}_total (tau2 selectivity_{kind})",
                "share", f"1 - sum(v.{kind}_errors) / nullif(sum(v.{kind}_total), 0)", "", f"{kind}_total"))),
-    Column("user_to_agent_errors", I64, "word errors of what the agent's recognition heard of the user", "count",
-           "sum"),
-    Column("user_to_agent_words", I64, "words the user simulator said (the reference)", "count", "sum"),
-    Column("user_to_agent_wer", F64, "user_to_agent_errors / user_to_agent_words", "share",
-           "sum(v.user_to_agent_errors) / nullif(sum(v.user_to_agent_words), 0)", "WER user>agent",
-           "user_to_agent_words"),
-    Column("agent_to_user_errors", I64, "word errors of what the user simulator heard of the agent", "count",
-           "sum"),
-    Column("agent_to_user_words", I64, "words the agent said (the reference)", "count", "sum"),
-    Column("agent_to_user_wer", F64, "agent_to_user_errors / agent_to_user_words", "share",
-           "sum(v.agent_to_user_errors) / nullif(sum(v.agent_to_user_words), 0)", "WER agent>user",
-           "agent_to_user_words"),
+    *(column for side, said, heard in (("user_to_agent", "the user simulator said", "the agent's recognition "
+                                                                                   "gave its LLM"),
+                                       ("agent_to_user", "the agent said", "the user simulator's recognition "
+                                                                           "gave its LLM"))
+      for column in (
+        Column(f"{side}_turns_missing", I64, f"turns {said} that {heard} nowhere, before its last input", "count",
+               "sum", "missing " + ("user>agent" if side == "user_to_agent" else "agent>user")),
+        Column(f"{side}_turns_duplicated", I64, f"turns {heard} twice", "count", "sum"),
+        Column(f"{side}_turns_undelivered", I64, f"turns {said} after the last one {heard}: the hang-up came "
+               "first", "count", "sum"),
+        Column(f"{side}_turns_extra", I64, f"turns {heard} that were never said", "count", "sum"),
+        Column(f"{side}_errors", I64, f"word errors of the turns {heard}, over the turns paired with what was "
+               "said", "count", "sum"),
+        Column(f"{side}_words", I64, f"words {said} in the paired turns (the reference)", "count", "sum"),
+        Column(f"{side}_wer", F64, f"{side}_errors / {side}_words: the word error rate of the paired turns",
+               "share", f"sum(v.{side}_errors) / nullif(sum(v.{side}_words), 0)",
+               "WER " + ("user>agent" if side == "user_to_agent" else "agent>user"), f"{side}_words"))),
     Column("misheard_entities", I64, "key entities (numbers, codes, names the scenario gives) the user said "
            "that the agent did not hear as said", "count", "sum", "misheard"),
     Column("misheard_acted_on", I64, "of those, heard in a turn the agent acted after (answered or called a "

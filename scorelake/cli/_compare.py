@@ -68,12 +68,15 @@ def _show(c, policy: str) -> None:
         seconds = lambda v: "" if v is None else f"{v:.2f}"  # noqa: E731
         cells = [[r["domain"], seconds(r["overlap_a_s"]), seconds(r["overlap_b_s"]),
                   "" if r["overlap_rise_s"] is None else f"{r['overlap_rise_s']:+.2f}", share(r["wer_a"]),
-                  share(r["wer_b"]), "" if r["wer_rise_pts"] is None else f"{r['wer_rise_pts']:+.1f}"]
+                  share(r["wer_b"]), "" if r["wer_rise_pts"] is None else f"{r['wer_rise_pts']:+.1f}",
+                  str(r["words_a"] or ""), str(r["words_b"] or ""), str(r["missing_a"] or ""), str(r["missing_b"] or "")]
                  for r in c.voice.iter_rows(named=True)]
         print()
-        headers = ["domain", "overlap A s", "overlap B s", "B-A s", "WER A", "WER B", "B-A pts"]
+        headers = ["domain", "overlap A s", "overlap B s", "B-A s", "WER A", "WER B", "B-A pts", "words A", "words B",
+                   "missing A", "missing B"]
         show_grid(Grid(headers, cells, "voice of the scenarios compared (overlap of speech a scenario; WER of what "
-                       "the agent heard)", right=set(headers[1:])))
+                       "the agent heard, over the user turns it heard; user turns it never heard)",
+                       right=set(headers[1:])))
 
 
 @command

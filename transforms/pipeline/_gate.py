@@ -27,6 +27,11 @@ def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: 
     return compare(pairs, lineage, run_a, run_b, alpha, rates, latencies, voice)
 
 
+# Below this many words said in the paired turns of either run, a word error rate moves by whole
+# points with one word (2 points a word at 50), so the gate calls no WER rise on it.
+MIN_WER_WORDS = 50
+
+
 def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (),
          max_p95_rise: float | None = None, max_overlap_rise: float | None = None,
          max_wer_rise: float | None = None) -> GateResult:
@@ -34,7 +39,8 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
     whole run regressed beyond the noise by more than ``max_drop`` points, nor (with ``max_p95_rise``)
     when its p95 response latency rose by more than that many milliseconds, nor (with
     ``max_overlap_rise``) its mean overlap of speech per scenario by more than that many seconds, nor
-    (with ``max_wer_rise``) the word error rate of what the agent heard by more than that many points."""
+    (with ``max_wer_rise``) the word error rate of what the agent heard by more than that many points,
+    where both runs' turns paired with what the user said hold at least ``MIN_WER_WORDS`` words."""
     check_range("max-drop", max_drop, 0, 100)  # points
     check_range("max-p95-rise", max_p95_rise, 0)  # milliseconds
     check_range("max-overlap-rise", max_overlap_rise, 0)  # seconds
@@ -56,7 +62,8 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
     for limit, label, rise in ((max_overlap_rise, "overlap", "overlap_rise_s"), (max_wer_rise, "wer", "wer_rise_pts")):
         if limit is not None and compared.voice is not None:
             regressions += [{"domain": r["domain"], "label": label, **r} for r in compared.voice.iter_rows(named=True)
-                            if r["domain"] in watched and r[rise] is not None and r[rise] > limit]
+                            if r["domain"] in watched and r[rise] is not None and r[rise] > limit
+                            and (label != "wer" or min(r["words_a"], r["words_b"]) >= MIN_WER_WORDS)]
     return GateResult(not regressions, regressions, broken, compared)
 
 
@@ -102,7 +109,8 @@ def regression_text(r: dict, broken: list[str], more: str = "") -> str:
                 f"(+{r['overlap_rise_s']:.2f} s)")
     if r.get("label") == "wer":
         return (f"{r['domain']}: WER of what the agent heard {r['wer_a'] * 100:.1f}% -> {r['wer_b'] * 100:.1f}% "
-                f"(+{r['wer_rise_pts']:.1f} pts)")
+                f"(+{r['wer_rise_pts']:.1f} pts over {r['words_a']} and {r['words_b']} words; user turns never heard "
+                f"{r['missing_a']} -> {r['missing_b']})")
     return (f"{r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
             + (f"; broken: {listed(broken, more=more)}" if broken else ""))
 

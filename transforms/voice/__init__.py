@@ -14,8 +14,10 @@ import orjson
 from scorelake.transforms.voice._audio import AudioUnreadable, audio_facts, speech_activity
 from scorelake.transforms.voice._heard import (
     CUES,
-    edit_distance,
+    TURN_FAULTS,
+    Heard,
     heard_facts,
+    heard_turns,
     key_entities,
     misheard,
     words,
@@ -80,6 +82,8 @@ def voice_row(key: dict, segments: list[Segment] | None, agent_context: Any, use
 
 __all__ = [
     "CUES",
+    "Heard",
+    "TURN_FAULTS",
     "AGENT",
     "AudioUnreadable",
     "CALL_ENDS",
@@ -91,8 +95,8 @@ __all__ = [
     "Segment",
     "audio_facts",
     "call_end",
-    "edit_distance",
     "heard_facts",
+    "heard_turns",
     "intersection",
     "key_entities",
     "misheard",

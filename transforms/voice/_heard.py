@@ -1,11 +1,12 @@
-"""What each side heard: the words one bot's LLM said against the words the other bot's speech
-recognition gave its LLM, as a word error rate over the whole conversation, and the key entities
+"""What each side heard: the turns one bot's LLM said against the turns the other bot's speech
+recognition gave its LLM, aligned turn to turn first (a turn missing, heard twice, never delivered
+before the hang-up), then as a word error rate over the aligned pairs, and the key entities
 (numbers, codes, names) the user said that the agent did not hear as said.
 
 Text is lower-cased; every character that is not a letter or a digit (``str.isalnum``) becomes a
 space, except an apostrophe between two such characters (``don't``); words are what whitespace
 separates (so ``TC-55678`` is two words); a typographic apostrophe (’) counts as one ('). WER = word
-edit distance (substitutions, deletions, insertions) / reference words.
+edit distance (substitutions, deletions, insertions; rapidfuzz's Levenshtein) / reference words.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import zip_longest
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
+from rapidfuzz.distance import Levenshtein
 
 # The messages nobody spoke: the text the pipeline gives a bot to start it, the first ``user``
 # message of its LLM context. The agent's: upstream's bridge sends it "Hello" a second after it
@@ -53,44 +56,6 @@ def words(text: str) -> list[str]:
     return found
 
 
-def edit_distance(reference: list[str], hypothesis: list[str]) -> int:
-    """Word-level Levenshtein distance, bit-parallel (Myers 1999, Hyyrö's formulation): one pass over
-    the hypothesis with the reference as bit vectors, so a conversation of thousands of words costs
-    a few milliseconds. The words both share at the start and at the end are set aside first: they
-    cost nothing in some optimal alignment, and a transcript mostly heard right leaves little else."""
-    shared, most = 0, min(len(reference), len(hypothesis))
-    while shared < most and reference[shared] == hypothesis[shared]:
-        shared += 1
-    end = 0
-    while end < most - shared and reference[-1 - end] == hypothesis[-1 - end]:
-        end += 1
-    if shared or end:
-        reference, hypothesis = reference[shared:len(reference) - end], hypothesis[shared:len(hypothesis) - end]
-    m = len(reference)
-    if m == 0:
-        return len(hypothesis)
-    match: dict[str, int] = {}
-    for i, word in enumerate(reference):
-        match[word] = match.get(word, 0) | (1 << i)
-    mask, top = (1 << m) - 1, 1 << (m - 1)
-    positive, negative, distance = mask, 0, m
-    for word in hypothesis:
-        eq = match.get(word, 0)
-        vertical = eq | negative
-        horizontal = (((eq & positive) + positive) ^ positive) | eq
-        up = negative | ~(horizontal | positive)
-        down = positive & horizontal
-        if up & top:
-            distance += 1
-        elif down & top:
-            distance -= 1
-        up = (up << 1) | 1
-        down <<= 1
-        positive = (down | ~(vertical | up)) & mask
-        negative = up & vertical & mask
-    return distance
-
-
 def _content(message: dict) -> str:
     content = message.get("content")
     if isinstance(content, str):
@@ -120,11 +85,6 @@ def _placed_turns(context: Any, side: str) -> dict[str, list[tuple[int, str]]] |
     return placed
 
 
-def _words_of(texts: list[str] | None) -> list[str] | None:
-    """The words of some turns' texts; None when there are none."""
-    return words(" ".join(texts)) or None if texts else None
-
-
 def _acted_after(context: list, heard: list[tuple[int, str]],
                  heard_words: list[list[str]]) -> list[tuple[list[str], bool]]:
     """Each user turn of the agent's context (``heard``, its words ``heard_words``), and whether the
@@ -134,12 +94,88 @@ def _acted_after(context: list, heard: list[tuple[int, str]],
     return [(said, place < last_act) for (place, _), said in zip(heard, heard_words)]
 
 
-def error_rate(said: list[str] | None, heard: list[str] | None) -> tuple[int | None, int | None]:
-    """(word errors, reference words) of the words heard against the words said; (None, None) when
-    either side is unknown."""
-    if not said or not heard:
-        return None, None
-    return (0 if said == heard else edit_distance(said, heard)), len(said)
+PAIRED_AT_MOST = 0.5  # a said and a heard turn pair when at most half the said words (one at least) were heard otherwise
+
+
+class Heard(NamedTuple):
+    """One direction of a conversation, said turn against heard turn (``heard_turns``)."""
+    errors: int  # word errors over the paired turns
+    words: int  # said words of the paired turns
+    missing: int  # said turns never heard, before the other side's last input
+    duplicated: int  # heard turns that repeat a turn already heard
+    undelivered: int  # said turns after the other side's last input: the hang-up came first
+    extra: int  # heard turns never said
+    pairs: list[tuple[str | None, str | None]]  # in order; None on the side that has no turn there
+
+
+def heard_turns(said: list[str], heard: list[str]) -> Heard:
+    """The turns one side said (``said``) against those the other side heard (``heard``), aligned as
+    a sequence (Needleman-Wunsch): a said and a heard turn may pair when the heard one has at most
+    half the said words wrong (word edit distance / said words; one word wrong always may), the
+    alignment pairing as many turns
+    as it can and, among those, the fewest word errors. An unpaired heard turn whose words another
+    heard turn has too is duplicated, else extra; unpaired said turns after the last said turn that
+    paired are undelivered (the other side got nothing after it), the others missing; a side that
+    heard nothing while the other spoke has every said turn missing. The word error rate is over the
+    pairs only. The turns both sides share at the start and at the end pair first: a conversation
+    mostly heard right leaves little to align."""
+    said_words, heard_words = [words(t) for t in said], [words(t) for t in heard]
+    most = min(len(said), len(heard))
+    first = 0
+    while first < most and said_words[first] == heard_words[first]:
+        first += 1
+    last = 0
+    while last < most - first and said_words[-1 - last] == heard_words[-1 - last]:
+        last += 1
+    moves = [("p", k, k) for k in range(first)]
+    moves += _aligned(said_words[first:len(said) - last], heard_words[first:len(heard) - last], first)
+    moves += [("p", len(said) - last + k, len(heard) - last + k) for k in range(last)]
+    last_paired = max((si for how, si, _ in moves if how == "p"), default=None)
+    times_heard = Counter(map(tuple, heard_words))
+    errors = total = missing = duplicated = undelivered = extra = 0
+    pairs: list[tuple[str | None, str | None]] = []
+    for how, si, hj in moves:
+        if how == "p":
+            errors += Levenshtein.distance(said_words[si], heard_words[hj]) if said_words[si] != heard_words[hj] else 0
+            total += len(said_words[si])
+        elif how == "s":
+            undelivered += last_paired is not None and si > last_paired
+            missing += last_paired is None or si < last_paired
+        elif times_heard[tuple(heard_words[hj])] > 1:
+            duplicated += 1
+        else:
+            extra += 1
+        pairs.append((None if si is None else said[si], None if hj is None else heard[hj]))
+    return Heard(errors, total, missing, duplicated, undelivered, extra, pairs)
+
+
+def _aligned(said: list[list[str]], heard: list[list[str]], offset: int) -> list[tuple[str, int | None, int | None]]:
+    """The alignment of ``heard_turns`` over turns given as words: each move ``p`` (a pair), ``s`` (a
+    said turn alone) or ``h`` (a heard turn alone), with the turns' places (plus ``offset``)."""
+    m, n = len(said), len(heard)
+    # best[i][j]: the best alignment of said[:i] with heard[:j] as (-pairs, word errors)
+    best = [[(0, 0)] * (n + 1) for _ in range(m + 1)]
+    step = [["h"] * (n + 1) for _ in range(m + 1)]
+    for i in range(1, m + 1):
+        best[i][0], step[i][0] = best[i - 1][0], "s"
+    for j in range(1, n + 1):
+        best[0][j] = best[0][j - 1]
+    for i in range(1, m + 1):
+        allowed = max(1, int(PAIRED_AT_MOST * len(said[i - 1])))
+        for j in range(1, n + 1):
+            choice, how = min((best[i - 1][j], "s"), (best[i][j - 1], "h"))
+            d = Levenshtein.distance(said[i - 1], heard[j - 1], score_cutoff=allowed)
+            if d <= allowed:
+                paired = (best[i - 1][j - 1][0] - 1, best[i - 1][j - 1][1] + d)
+                if paired <= choice:
+                    choice, how = paired, "p"
+            best[i][j], step[i][j] = choice, how
+    moves, i, j = [], m, n
+    while i or j:
+        how = step[i][j]
+        moves.append((how, offset + i - 1 if how in "sp" else None, offset + j - 1 if how in "hp" else None))
+        i, j = i - (how in "sp"), j - (how in "hp")
+    return moves[::-1]
 
 
 _NOT_SAID = {"action_type", "func_name", "side"}  # what the scenario names a tool or a side by, never said
@@ -212,38 +248,52 @@ def misheard(entities: Sequence[str], said: list[str], heard_turns: list[tuple[l
         wanted = entity.split()
         n = len(wanted)
         starts = range(max(len(heard) - n + 1, 1))
-        at = min(starts, key=lambda i: edit_distance(wanted, heard[i:i + n]))  # the first of the closest
+        at = min(starts, key=lambda i: Levenshtein.distance(wanted, heard[i:i + n]))  # the first of the closest
         found.append({"entity": entity, "heard": " ".join(heard[at:at + n]) or None,
                       "acted_on": bool(acted) and acted[at]})
     return found
 
 
+def _direction(said: list[str] | None, heard: list[str] | None, prefix: str) -> tuple[dict[str, Any], Heard | None]:
+    """One direction's columns (``prefix``: ``user_to_agent`` or ``agent_to_user``) and its aligned
+    turns: NULL and None where either side's context is absent or nothing was said."""
+    found = heard_turns(said, heard) if said and heard is not None else None
+    if found is None:
+        names = ("errors", "words", "wer", *(f"turns_{k}" for k in TURN_FAULTS))
+        return {f"{prefix}_{name}": None for name in names}, None
+    return {f"{prefix}_errors": found.errors, f"{prefix}_words": found.words,
+            f"{prefix}_wer": found.errors / found.words if found.words else None,
+            **{f"{prefix}_turns_{k}": getattr(found, k) for k in TURN_FAULTS}}, found
+
+
+TURN_FAULTS = ("missing", "duplicated", "undelivered", "extra")
+
+
 def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], Sequence[str]]) -> dict[str, Any]:
-    """Per scenario: both directions' word errors and reference words, their WER, the key entities
-    misheard, and the user's turns as said and as heard (``VOICE_COLUMNS`` names). ``entities`` gives
+    """Per scenario: both directions' turns aligned (missing, duplicated, undelivered, extra), their
+    word errors and reference words over the aligned turns and their WER, the key entities misheard,
+    and the user's turns as said and as heard, aligned (``VOICE_COLUMNS`` names). ``entities`` gives
     the scenario's key entities: asked only when the agent heard the user other than as said (else
     none can have been misheard)."""
     user_side, agent_side = _placed_turns(user_context, "user"), _placed_turns(agent_context, "agent")
     said_turns = None if user_side is None else [text for _, text in user_side["assistant"]]
-    heard_turns = None if agent_side is None else [text for _, text in agent_side["user"]]
-    heard_words = [words(text) for text in heard_turns or []]  # per turn: whether the agent acted after it
-    user_said, agent_heard = _words_of(said_turns), [w for turn in heard_words for w in turn] or None
-    agent_said = None if agent_side is None else _words_of([text for _, text in agent_side["assistant"]])
-    user_heard = None if user_side is None else _words_of([text for _, text in user_side["user"]])
-    to_agent, to_agent_words = error_rate(user_said, agent_heard)
-    to_user, to_user_words = error_rate(agent_said, user_heard)
-    missed = (None if to_agent is None else
-              misheard(entities(), user_said, _acted_after(agent_context, agent_side["user"], heard_words)) if to_agent
-              else [])
+    heard_turns_ = None if agent_side is None else [text for _, text in agent_side["user"]]
+    to_agent, aligned = _direction(said_turns, heard_turns_, "user_to_agent")
+    to_user, _ = _direction(None if agent_side is None else [text for _, text in agent_side["assistant"]],
+                            None if user_side is None else [text for _, text in user_side["user"]], "agent_to_user")
+    missed = None
+    if to_agent["user_to_agent_errors"] is not None:
+        missed = []
+        if to_agent["user_to_agent_errors"] or to_agent["user_to_agent_turns_missing"]:
+            heard_words = [words(text) for text in heard_turns_]  # per turn: whether the agent acted after it
+            missed = misheard(entities(), words(" ".join(said_turns)),
+                              _acted_after(agent_context, agent_side["user"], heard_words))
+    pairs = aligned.pairs if aligned else list(zip_longest(said_turns or [], heard_turns_ or []))
     return {
-        "user_to_agent_errors": to_agent, "user_to_agent_words": to_agent_words,
-        "user_to_agent_wer": to_agent / to_agent_words if to_agent_words else None,
-        "agent_to_user_errors": to_user, "agent_to_user_words": to_user_words,
-        "agent_to_user_wer": to_user / to_user_words if to_user_words else None,
+        **to_agent, **to_user,
         "misheard_json": None if missed is None else json.dumps(missed),
-        # each user turn as said and as heard, paired in order (the viewer's side by side)
-        "heard_json": None if said_turns is None and heard_turns is None else orjson.dumps(
-            list(zip_longest(said_turns or [], heard_turns or []))).decode(),
+        # each user turn as said and as heard, aligned (the viewer's side by side)
+        "heard_json": None if said_turns is None and heard_turns_ is None else orjson.dumps(pairs).decode(),
         "misheard_entities": None if missed is None else len(missed),
         "misheard_acted_on": None if missed is None else sum(m["acted_on"] for m in missed),
     }
