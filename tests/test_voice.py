@@ -132,9 +132,9 @@ def test_turns_are_aligned_before_words_are_counted():
     found = heard_turns(said, heard)
     assert (found.missing, found.duplicated, found.undelivered, found.extra) == (1, 1, 2, 1)
     assert (found.errors, found.words) == (1, 4 + 5 + 5)  # "55687" for "55678", over the three pairs
-    assert found.pairs[:3] == [(said[0], heard[0]), (None, heard[1]), (said[1], heard[2])]
+    assert found.pairs[:3] == [(0, 0), (None, 1), (1, 2)]
     assert heard_turns(said, []).missing == len(said)  # heard nothing while the other side spoke
-    assert heard_turns(["yes"], ["yeah"]).pairs == [("yes", "yeah")]  # one word wrong still pairs
+    assert heard_turns(["yes"], ["yeah"]).pairs == [(0, 0)]  # one word wrong still pairs
 
 
 def test_the_word_error_rate_of_the_paired_turns_is_jiwers():
@@ -160,7 +160,7 @@ def test_the_word_error_rate_of_the_paired_turns_is_jiwers():
                     turn_words[at] = rng.choice(vocabulary)
             heard.append(" ".join(turn_words))
         found = heard_turns(said, heard)
-        paired = [(s, h) for s, h in found.pairs if s is not None and h is not None]
+        paired = [(said[s], heard[h]) for s, h in found.pairs if s is not None and h is not None]
         if not paired:
             continue
         measured = jiwer.process_words([s for s, _ in paired], [h for _, h in paired])
@@ -200,6 +200,35 @@ def test_key_entities_are_numbers_codes_and_names_the_scenario_gives():
     assertions = [{"func_name": "check", "arguments": {"user": "Yusuf Rossi", "flag": True}}]
     found = key_entities(reference, assertions, "Call about order #W2378156; zip 19122.")
     assert found == ["w2378156", "philadelphia", "yusuf rossi", "19122"]
+
+
+def _misheard(entity: str, said: str, heard: str) -> list[dict]:
+    """The entity misheard (or not) where the user said one turn and the agent heard another."""
+    facts = heard_facts([{"role": "user", "content": heard}, {"role": "assistant", "content": "On it."}],
+                        [{"role": "assistant", "content": said}], lambda: [entity])
+    return json.loads(facts["misheard_json"])
+
+
+@pytest.mark.parametrize(("form", "said", "heard"), [
+    ("digits as words", "My code is HAT266.", "my code is HAT two six six"),
+    ("oh for zero", "Order 4017 please.", "order four oh one seven please"),
+    ("zero as a word", "Order 4017 please.", "order four zero one seven please"),
+    ("letters spelled out", "The code is 8JVSDF.", "the code is 8 J V S D F"),
+    ("letters in NATO's alphabet", "Booking HAT266.", "booking hotel alpha tango 266"),
+    ("double and triple", "PIN 5558.", "pin triple five eight"),
+    ("case, hyphens and spaces", "It's TC-55678.", "it's tc 556 78"),
+])
+def test_a_key_entity_heard_in_a_spoken_form_is_heard_as_said(form, said, heard):
+    entity = key_entities(None, None, said)[0]
+    assert _misheard(entity, said, heard) == [], form
+
+
+def test_what_the_agent_heard_instead_is_the_span_of_the_turn_it_heard():
+    # a one-word code heard wrong: the span of the heard turn closest to it, not the first heard word
+    assert _misheard("hat266", "Hi. My code is HAT266.", "hi my code is hat two six nine") == [
+        {"entity": "hat266", "heard": "hat two six nine", "acted_on": True}]
+    assert _misheard("tc 55678", "Hi. It's TC-55678, thanks.", "hi it's tc five five six eight seven thanks") == [
+        {"entity": "tc 55678", "heard": "tc five five six eight seven", "acted_on": True}]
 
 
 INVENTOR, LIGHT = "qa__telephone_inventor", "qa__speed_of_light"

@@ -20,7 +20,7 @@ from itertools import zip_longest
 from typing import Any, NamedTuple
 
 import orjson
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA, Levenshtein
 
 # The messages nobody spoke: the text the pipeline gives a bot to start it, the first ``user``
 # message of its LLM context. The agent's: upstream's bridge sends it "Hello" a second after it
@@ -85,13 +85,12 @@ def _placed_turns(context: Any, side: str) -> dict[str, list[tuple[int, str]]] |
     return placed
 
 
-def _acted_after(context: list, heard: list[tuple[int, str]],
-                 heard_words: list[list[str]]) -> list[tuple[list[str], bool]]:
-    """Each user turn of the agent's context (``heard``, its words ``heard_words``), and whether the
-    agent acted after hearing it (a later assistant message that says something or calls a tool)."""
+def _acted_after(context: list, heard: list[tuple[int, str]]) -> list[bool]:
+    """Per user turn of the agent's context (``heard``: its places and texts), whether the agent
+    acted after hearing it (a later assistant message that says something or calls a tool)."""
     last_act = max((i for i, m in enumerate(context) if isinstance(m, dict) and m.get("role") == "assistant"
                     and (_content(m).strip() or m.get("tool_calls"))), default=-1)
-    return [(said, place < last_act) for (place, _), said in zip(heard, heard_words)]
+    return [place < last_act for place, _ in heard]
 
 
 PAIRED_AT_MOST = 0.5  # a said and a heard turn pair when at most half the said words (one at least) were heard otherwise
@@ -105,14 +104,15 @@ class Heard(NamedTuple):
     duplicated: int  # heard turns that repeat a turn already heard
     undelivered: int  # said turns after the other side's last input: the hang-up came first
     extra: int  # heard turns never said
-    pairs: list[tuple[str | None, str | None]]  # in order; None on the side that has no turn there
+    pairs: list[tuple[int | None, int | None]]  # (said turn, heard turn) in order; None where one side has none
 
 
 def heard_turns(said: list[str], heard: list[str]) -> Heard:
     """The turns one side said (``said``) against those the other side heard (``heard``), aligned as
     a sequence (Needleman-Wunsch): a said and a heard turn may pair when the heard one has at most
-    half the said words wrong (word edit distance / said words; one word wrong always may), the
-    alignment pairing as many turns
+    half the said words wrong (word edit distance / said words; one word wrong always may), or at
+    most half the characters of their spoken forms (``spoken``: "HAT266" heard as "hat two six
+    six"), the alignment pairing as many turns
     as it can and, among those, the fewest word errors. An unpaired heard turn whose words another
     heard turn has too is duplicated, else extra; unpaired said turns after the last said turn that
     paired are undelivered (the other side got nothing after it), the others missing; a side that
@@ -133,7 +133,7 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
     last_paired = max((si for how, si, _ in moves if how == "p"), default=None)
     times_heard = Counter(map(tuple, heard_words))
     errors = total = missing = duplicated = undelivered = extra = 0
-    pairs: list[tuple[str | None, str | None]] = []
+    pairs: list[tuple[int | None, int | None]] = []
     for how, si, hj in moves:
         if how == "p":
             errors += Levenshtein.distance(said_words[si], heard_words[hj]) if said_words[si] != heard_words[hj] else 0
@@ -145,8 +145,20 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
             duplicated += 1
         else:
             extra += 1
-        pairs.append((None if si is None else said[si], None if hj is None else heard[hj]))
+        pairs.append((si, hj))
     return Heard(errors, total, missing, duplicated, undelivered, extra, pairs)
+
+
+def _pair_errors(said: list[str], heard: list[str], said_spoken: str, heard_spoken: str) -> int | None:
+    """The word errors of a heard turn against a said one, when the two may pair (``heard_turns``)."""
+    allowed = max(1, int(PAIRED_AT_MOST * len(said)))
+    errors = Levenshtein.distance(said, heard, score_cutoff=allowed)
+    if errors <= allowed:
+        return errors
+    allowed = int(PAIRED_AT_MOST * len(said_spoken))
+    if Levenshtein.distance(said_spoken, heard_spoken, score_cutoff=allowed) <= allowed:
+        return Levenshtein.distance(said, heard)  # paired as spoken ("HAT266" as "hat two six six")
+    return None
 
 
 def _aligned(said: list[list[str]], heard: list[list[str]], offset: int) -> list[tuple[str, int | None, int | None]]:
@@ -160,12 +172,12 @@ def _aligned(said: list[list[str]], heard: list[list[str]], offset: int) -> list
         best[i][0], step[i][0] = best[i - 1][0], "s"
     for j in range(1, n + 1):
         best[0][j] = best[0][j - 1]
+    said_spoken, heard_spoken = ["".join(spoken(t)) for t in said], ["".join(spoken(t)) for t in heard]
     for i in range(1, m + 1):
-        allowed = max(1, int(PAIRED_AT_MOST * len(said[i - 1])))
         for j in range(1, n + 1):
             choice, how = min((best[i - 1][j], "s"), (best[i][j - 1], "h"))
-            d = Levenshtein.distance(said[i - 1], heard[j - 1], score_cutoff=allowed)
-            if d <= allowed:
+            d = _pair_errors(said[i - 1], heard[j - 1], said_spoken[i - 1], heard_spoken[j - 1])
+            if d is not None:
                 paired = (best[i - 1][j - 1][0] - 1, best[i - 1][j - 1][1] + d)
                 if paired <= choice:
                     choice, how = paired, "p"
@@ -228,29 +240,81 @@ def key_entities(reference: Any, assertions: Any, instructions: str | None) -> l
     return [entity for entity in found if entity]
 
 
-def _said_in(entity: str, text: str) -> bool:
-    """Whether the words of ``entity`` come one after the other in ``text`` (words joined by spaces)."""
-    return f" {entity} " in f" {text} "
+# Spoken forms of a code, as a speech recogniser or a user simulator writes them: digits as words
+# ("oh" for zero), letters spelled out (NATO's alphabet too), "double" / "triple" before one.
+_DIGITS = {"zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+           "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_NATO = {"alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f",
+         "golf": "g", "hotel": "h", "india": "i", "juliet": "j", "juliett": "j", "kilo": "k", "lima": "l", "mike": "m",
+         "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
+         "uniform": "u", "victor": "v", "whiskey": "w", "xray": "x", "yankee": "y", "zulu": "z"}
+_REPEATS = {"double": 2, "triple": 3}
 
 
-def misheard(entities: Sequence[str], said: list[str], heard_turns: list[tuple[list[str], bool]]) -> list[dict]:
-    """The key entities the user said and the agent did not hear as said (``said``: the user's words;
-    ``heard_turns``: each turn the agent heard, its words and whether the agent acted after it), each
-    with what it heard instead (the words of its input closest to the entity) and whether it acted
-    after hearing that."""
-    heard = [w for turn, _ in heard_turns for w in turn]
-    acted = [after for turn, after in heard_turns for _ in turn]  # per word: its turn's
-    said_text, heard_text = " ".join(said), " ".join(heard)
+def spoken(text_words: list[str]) -> list[str]:
+    """Each word as the characters it stands for in a code: a digit word its digit, a NATO word its
+    letter, ``double`` / ``triple`` and the word after it that many of it (an empty string for the
+    ``double`` itself), any other word itself. Joined, a code reads the same however it was said:
+    ``["hat", "two", "six", "six"]``, ``["h", "a", "t", "two", "double", "six"]`` and ``["hat266"]``
+    are all ``hat266``."""
+    found, times = [], 1
+    for word in text_words:
+        if word in _REPEATS:
+            times = _REPEATS[word]
+            found.append("")
+            continue
+        found.append((_DIGITS.get(word) or _NATO.get(word) or word) * times)
+        times = 1
+    return found
+
+
+def _spans(tokens: list[str], entity: str) -> list[tuple[int, int]]:
+    """The spans of words (start, end) whose spoken forms joined are ``entity`` exactly."""
+    found = []
+    for start, first in enumerate(tokens):
+        if not first or not entity.startswith(first):
+            continue
+        joined, end = "", start
+        while end < len(tokens) and len(joined) < len(entity):
+            joined += tokens[end]
+            end += 1
+        if joined == entity:
+            found.append((start, end))
+    return found
+
+
+def _closeness(target: str, candidate: str) -> tuple[int, int]:
+    """How far a heard span is from an entity: its edit distance, two characters swapped counting as
+    one edit (a code's digits heard in the wrong order), then how far apart their lengths are."""
+    return OSA.distance(target, candidate), abs(len(target) - len(candidate))
+
+
+def misheard(entities: Sequence[str], said: list[list[str]], heard: list[list[str]], acted: list[bool],
+             pairs: list[tuple[int | None, int | None]]) -> list[dict]:
+    """The key entities the user said that the agent did not hear as said, each with what it heard
+    instead and whether it acted after hearing that. ``said`` and ``heard``: each turn's words;
+    ``acted``: per heard turn, whether the agent acted after it; ``pairs``: the turns aligned
+    (``heard_turns``). An entity and a turn are compared in their spoken forms (``spoken``: "TC
+    five five six seven eight" is TC-55678); what the agent heard instead is the span of the heard
+    turn paired with the first said turn holding the entity closest to it (None when that turn was
+    never heard)."""
+    said_spoken, heard_spoken = [spoken(t) for t in said], [spoken(t) for t in heard]
+    heard_as = dict(pairs)
     found = []
     for entity in entities:
-        if not _said_in(entity, said_text) or _said_in(entity, heard_text):
+        target = "".join(spoken(entity.split()))
+        turn = next((i for i, tokens in enumerate(said_spoken) if _spans(tokens, target)), None)
+        if turn is None or any(_spans(tokens, target) for tokens in heard_spoken):
             continue
-        wanted = entity.split()
-        n = len(wanted)
-        starts = range(max(len(heard) - n + 1, 1))
-        at = min(starts, key=lambda i: Levenshtein.distance(wanted, heard[i:i + n]))  # the first of the closest
-        found.append({"entity": entity, "heard": " ".join(heard[at:at + n]) or None,
-                      "acted_on": bool(acted) and acted[at]})
+        at = heard_as.get(turn)
+        if at is None:
+            found.append({"entity": entity, "heard": None, "acted_on": False})
+            continue
+        tokens = heard_spoken[at]
+        spans = [(i, j) for i in range(len(tokens)) for j in range(i + 1, len(tokens) + 1)
+                 if j - i <= len(target)] or [(0, 0)]
+        i, j = min(spans, key=lambda span: _closeness(target, "".join(tokens[span[0]:span[1]])))
+        found.append({"entity": entity, "heard": " ".join(heard[at][i:j]) or None, "acted_on": acted[at]})
     return found
 
 
@@ -282,13 +346,13 @@ def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], Se
     to_user, _ = _direction(None if agent_side is None else [text for _, text in agent_side["assistant"]],
                             None if user_side is None else [text for _, text in user_side["user"]], "agent_to_user")
     missed = None
-    if to_agent["user_to_agent_errors"] is not None:
+    if aligned is not None:
         missed = []
-        if to_agent["user_to_agent_errors"] or to_agent["user_to_agent_turns_missing"]:
-            heard_words = [words(text) for text in heard_turns_]  # per turn: whether the agent acted after it
-            missed = misheard(entities(), words(" ".join(said_turns)),
-                              _acted_after(agent_context, agent_side["user"], heard_words))
-    pairs = aligned.pairs if aligned else list(zip_longest(said_turns or [], heard_turns_ or []))
+        if aligned.errors or aligned.missing:
+            missed = misheard(entities(), [words(t) for t in said_turns], [words(t) for t in heard_turns_],
+                              _acted_after(agent_context, agent_side["user"]), aligned.pairs)
+    pairs = ([(None if si is None else said_turns[si], None if hj is None else heard_turns_[hj])
+              for si, hj in aligned.pairs] if aligned else list(zip_longest(said_turns or [], heard_turns_ or [])))
     return {
         **to_agent, **to_user,
         "misheard_json": None if missed is None else json.dumps(missed),
