@@ -26,6 +26,7 @@ from scorelake.transforms.voice import (
     words,
 )
 from scorelake.transforms.columns import FAILURE_CAUSES, frame
+from scorelake.web._voice import timeline_svg
 from tests.conftest import BASELINE, CONFORMANCE
 from tests.tau2_reference import events, segment_ticks
 
@@ -339,6 +340,47 @@ def test_scorelake_voice_shows_the_panel_with_a_dash_below_ten_events(edited):
     assert whole["user_turns"] >= 10 and whole["response_rate"] == pytest.approx(whole["responses"] / whole["user_turns"])
     by_scenario = runner.invoke(app, ["voice", "-w", wh.location, "--by", "scenario", "--format", "csv"])
     assert by_scenario.exit_code == 0 and by_scenario.stdout.count("\n") == 15
+
+
+BAD_SEGMENTS = [{"speaker": "user", "start_time": float("nan"), "end_time": 2.0},
+                {"speaker": "user", "start_time": float("inf"), "end_time": 2.0},
+                {"speaker": "user", "start_time": 0.0, "end_time": 1e308},
+                {"speaker": "user", "start_time": 5.0, "end_time": 4.0},
+                {"speaker": "user", "start_time": True, "end_time": 2.0},
+                {"speaker": "robot", "start_time": 1.0, "end_time": 2.0},
+                {"start_time": 1.0, "end_time": 2.0},
+                "a segment", None, [1, 2], 7, {"speaker": "agent"}]
+
+
+def test_segments_no_measure_should_trust_are_said_by_ingest_and_check_naming_the_file(tmp_path):
+    """A seglst that is no list, one whose items are no segments (12 kinds), one out of order and one
+    with an 876 s user segment: each a line of the ingest's report and of `scorelake check` naming
+    the file, the scenario stored and the rest of it measured; the timeline clips the outlier."""
+    runs = tmp_path / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    folder = runs / BASELINE
+    (folder / INVENTOR / "conversation_log.seglst.json").chmod(0o644)
+    (folder / INVENTOR / "conversation_log.seglst.json").write_text('{"not": "a seglst"}')
+    _edit_json(folder / LIGHT / "conversation_log.seglst.json", lambda doc: doc.extend(BAD_SEGMENTS))
+    _edit_json(folder / "simple_qa_1" / "conversation_log.seglst.json", lambda doc: doc.reverse())
+    _edit_json(folder / "qa__moon_landing" / "conversation_log.seglst.json",
+               lambda doc: doc.append({"speaker": "user", "start_time": 9.0, "end_time": 885.0, "words": "hello?"}))
+    wh = scorelake.open(tmp_path / "wh")
+    (report,) = wh.ingest(runs).ingested
+    said = "\n".join(report.warnings)
+    assert f"{INVENTOR}: conversation_log.seglst.json: not a list of segments (a dict)" in said
+    logged = len(json.loads((CONFORMANCE / BASELINE / LIGHT / "conversation_log.seglst.json").read_text()))
+    assert f"{LIGHT}: conversation_log.seglst.json: 12 of {logged + 12} items are no segment" in said
+    assert "simple_qa_1: conversation_log.seglst.json: segments out of order" in said
+    assert "qa__moon_landing: conversation_log.seglst.json: a user segment of 876.0 s (9.0-885.0 s)" in said
+    checked = runner.invoke(app, ["check", "-w", wh.location])
+    assert checked.exit_code == 0 and f"{BASELINE}/{LIGHT}: conversation_log.seglst.json: 12 of" in checked.stderr
+    rows = {r["scenario_name"]: r for r in wh.voice([BASELINE], by="scenario").to_dicts()}
+    assert rows[INVENTOR]["has_segments"] is False and rows[INVENTOR]["user_turns"] is None
+    assert rows[LIGHT]["user_turns"] > 0 and rows["simple_qa_1"]["user_turns"] > 0  # the rest measured
+    row = wh.voice_of(BASELINE, "qa__moon_landing")
+    svg = timeline_svg(row)
+    assert "clipped: 876.0 s" in svg and row["anomalies"]
 
 
 def test_a_scenario_without_segments_or_contexts_is_null_not_zero(tmp_path):

@@ -93,7 +93,7 @@ def _conformance_calls() -> list[tuple[str, list[Segment], float]]:
             seglst = folder / "conversation_log.seglst.json"
             if seglst.is_file():
                 metrics = json.loads((folder / "metrics.json").read_text())
-                calls.append((f"{session}/{folder.name}", segments_of(json.loads(seglst.read_text())),
+                calls.append((f"{session}/{folder.name}", segments_of(json.loads(seglst.read_text())).segments,
                               metrics["duration_seconds"]))
     return calls
 

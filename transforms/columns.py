@@ -245,6 +245,8 @@ VOICE_METRICS: tuple[Column, ...] = (
 )
 # Evidence for the viewer's timeline: no view rolls these up.
 VOICE_EVIDENCE: tuple[Column, ...] = (
+    Column("anomalies", StrList, "what the speech segments hold that no measure should trust: not a list, items "
+           "that are no segment, segments out of order, one longer than 60 s (ingest and check say each)"),
     Column("segments_json", Str, "the speech segments, [speaker, start_s, end_s, words] each, in order (JSON)"),
     Column("heard_json", Str, "each user turn as the user said it and as the agent heard it, paired in order: "
            "[said, heard] (JSON)"),

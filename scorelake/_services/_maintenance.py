@@ -43,8 +43,9 @@ class Maintenance:
 
     def check(self) -> CheckResult:
         """Verify the committed state: every run's rows complete, every stored policy scored; warn of
-        tau2 task ids that contradict their task, and of a warehouse moved or copied since its view
-        database was written (consistent: reads bind this warehouse's own files)."""
+        tau2 task ids that contradict their task, of speech segments no measure should trust (each
+        scenario's anomalies), and of a warehouse moved or copied since its view database was written
+        (consistent: reads bind this warehouse's own files)."""
         from scorelake.transforms.pipeline import verify
         from scorelake.transforms.sources import SOURCES, source_warnings
 
@@ -56,6 +57,8 @@ class Maintenance:
         for kind in SOURCES:  # each format's warnings, on its own runs' rows
             lines.update(source_warnings(kind, store.tables.scan("scenarios", runs)))
         warnings = [f"{run_id}: {warning}" for run_id, warning in sorted(lines.items())] + ([moved] if moved else [])
+        warnings += [f"{run_id}/{scenario}: {anomaly}" for run_id, scenario, anomaly
+                     in self._reads.query("voice_anomalies").iter_rows()]
         return CheckResult(runs.height, verify(store), warnings)
 
     def migrate(self) -> Path | None:

@@ -109,12 +109,15 @@ def voice(
         return
     cells = [[r["run_id"], r["domain"], str(r["scenarios"]),
               *(_shown(r, metric) for metric in VOICE_PANEL),
+              "" if r["interrupted_turns"] is None else str(r["interrupted_turns"]),
               " ".join(f"{c}={r[f'failed_{c}']}" for c in CAUSES if r[f"failed_{c}"])]
              for r in found.iter_rows(named=True)]
-    headers = ["run", "domain", "scenarios", *(m.label for m in VOICE_PANEL), "failed by cause"]
+    headers = ["run", "domain", "scenarios", *(m.label for m in VOICE_PANEL), "interrupted", "failed by cause"]
     show_grid(Grid(headers, cells, "voice (s: seconds; rates pooled over their events)", keys=2,
                    right=set(headers[2:-1]),
-                   note="\u2014: fewer than 10 events behind the rate; blank: nothing measured"))
+                   note="\u2014: fewer than 10 events behind the rate; blank: nothing measured. barge-ins user: the "
+                        "user starting while the agent speaks, on tau2's ticks; interrupted: agent turns the runner "
+                        "logged [INTERRUPTED] (latency's count), which the segments need not show"))
 
 
 @command

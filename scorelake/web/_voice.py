@@ -10,7 +10,16 @@ from itertools import pairwise
 import polars as pl
 
 from scorelake.transforms.columns import FAILURE_CAUSES
-from scorelake.transforms.voice import AGENT, USER, Segment, intersection, response_events, union, words
+from scorelake.transforms.voice import (
+    AGENT,
+    LONG_SEGMENT_S,
+    USER,
+    Segment,
+    intersection,
+    response_events,
+    union,
+    words,
+)
 from scorelake.web._pages import esc, link, scenario_link, segment
 
 LONG_SILENCE_S = 2.0  # a silence longer than this is marked on the timeline
@@ -26,8 +35,12 @@ def _x(t: float, start: float, span: float) -> float:
 def timeline_svg(voice: dict) -> str:
     """Two lanes, agent above the user: each segment a bar (its words on hover), overlaps in red
     across both, silences over 2 s hatched with their length, and each response latency labelled
-    (the response events ``turn_taking`` counts, on its ticks). ``voice``: a ``voice`` row."""
-    segments = [s for s in json.loads(voice["segments_json"]) if s[0] in (AGENT, USER)]
+    (the response events ``turn_taking`` counts, on its ticks); a segment longer than
+    ``LONG_SEGMENT_S`` drawn clipped to it and labelled with its length, so one outlier does not
+    squeeze the rest, and the dead air after the last speech written at the end. ``voice``: a
+    ``voice`` row."""
+    logged = [s for s in json.loads(voice["segments_json"]) if s[0] in (AGENT, USER)]
+    segments = [(speaker, s0, min(s1, s0 + LONG_SEGMENT_S), said, s1) for speaker, s0, s1, said, *_ in logged]
     start, end = min(s[1] for s in segments), max(s[2] for s in segments)
     span = max(end - start, 1e-6)
     lanes = {"agent": TOP, "user": TOP + LANE + 8}
@@ -36,12 +49,15 @@ def timeline_svg(voice: dict) -> str:
              f'preserveAspectRatio="none" style="max-width:{WIDTH}px">',
              *(f'<text x="2" y="{y + LANE / 2 + 4:.0f}" font-size="11" fill="#555">{name}</text>'
                for name, y in lanes.items())]
-    for speaker, s0, s1, said, *_ in segments:
+    for speaker, s0, s1, said, logged_end in segments:
         parts.append(f'<rect class="seg {speaker}" x="{_x(s0, start, span):.1f}" y="{lanes[speaker]}" '
                      f'width="{max(_x(s1, start, span) - _x(s0, start, span), 1):.1f}" height="{LANE}" '
                      f'fill="{"#4a7bd0" if speaker == "agent" else "#6aa86b"}"><title>{esc(speaker)} '
-                     f'{s0:.1f}-{s1:.1f} s: {esc(said)}</title></rect>')
-    measured = [Segment(*s) for s in segments]
+                     f'{s0:.1f}-{logged_end:.1f} s: {esc(said)}</title></rect>')
+        if logged_end > s1:
+            parts.append(f'<text class="clipped" x="{_x(s1, start, span) - 2:.1f}" y="{lanes[speaker] + LANE / 2 + 4:.0f}" '
+                         f'font-size="10" fill="#fff" text-anchor="end">clipped: {logged_end - s0:.1f} s</text>')
+    measured = [Segment(*s[:4]) for s in segments]
     agent = union((s.start, s.end) for s in measured if s.speaker == "agent")
     user = union((s.start, s.end) for s in measured if s.speaker == "user")
     for low, high in intersection(agent, user):
@@ -65,8 +81,10 @@ def timeline_svg(voice: dict) -> str:
             x = _x((end_of_turn + answer) / 2, start, span)
             parts.append(f'<text class="latency-label" x="{x:.1f}" y="{TOP - 6}" font-size="10" fill="#2b55b0" '
                          f'text-anchor="middle">{answer - end_of_turn:.1f} s</text>')
-    parts.append(f'<text x="{WIDTH - 2}" y="{height - 4}" font-size="10" fill="#555" text-anchor="end">'
-                 f'{span:.0f} s</text></svg>')
+    trailing = voice.get("trailing_silence_s") or 0
+    after = f" · then {trailing:.1f} s of dead air to the {voice.get('call_end') or 'end'}" if trailing > LONG_SILENCE_S else ""
+    parts.append(f'<text class="span" x="{WIDTH - 2}" y="{height - 4}" font-size="10" fill="#555" text-anchor="end">'
+                 f'{span:.0f} s{esc(after)}</text></svg>')
     return "".join(parts)
 
 

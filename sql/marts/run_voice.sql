@@ -15,11 +15,14 @@ pooled AS (
            count(v.audio_s) AS with_audio,
            -- each declared voice metric that rolls up (transforms/columns.py VOICE_METRICS)
            {{ voice_rollups }},
+           -- the runner's own count beside the barge-ins: agent turns it logged [INTERRUPTED]
+           sum(l.interrupted)::BIGINT AS interrupted_turns,
            count(c.failure_cause) AS failed,
            -- the failed scenarios by primary cause (transforms/columns.py FAILURE_CAUSES)
            {{ failure_cause_counts }}
     FROM scenario_voice AS v
     LEFT JOIN causes AS c USING (run_id, scenario_name)
+    LEFT JOIN scenario_latency AS l USING (run_id, scenario_name)
     GROUP BY GROUPING SETS ((v.run_id, v.domain), (v.run_id))
 )
 SELECT * FROM pooled

@@ -26,9 +26,11 @@ from scorelake.transforms.voice._speech import (
     AGENT,
     EFFECT,
     TICK_S,
+    LONG_SEGMENT_S,
     TURN_KINDS,
     USER,
     Segment,
+    Segments,
     TickedCall,
     intersection,
     segments_of,
@@ -52,15 +54,17 @@ def call_end(stop_reason: Any) -> str | None:
 def voice_row(key: dict, segments: list[Segment] | None, agent_context: Any, user_context: Any,
               entities: Callable[[], Sequence[str]], audio: str | None = None,
               unmeasured: Callable[[str], None] = lambda reason: None, *, call_s: float | None = None,
-              ended: str | None = None, tick_s: float = TICK_S, kinds_marked: bool = False) -> dict | None:
+              ended: str | None = None, tick_s: float = TICK_S, kinds_marked: bool = False,
+              anomalies: Sequence[str] = ()) -> dict | None:
     """A scenario's ``voice`` row (``key``: its run_id, generation and scenario_name), or None when it
     has no speech segments, LLM context or recording to measure. ``entities`` gives its key entities
     (asked only when the agent misheard something); ``audio``: the path of its recording, if any;
     ``unmeasured`` hears why a recording could not be measured (its columns are then NULL);
     ``call_s`` and ``ended``: how long the call lasted (from its start, the segments' zero) and how it
     ended (``call_end``); ``tick_s``: the tick its turn-taking is measured on; ``kinds_marked``: the
-    source marks backchannels, vocal tics and non-directed speech (τ-voice). Its turn-taking columns
-    are left to ``turn_taking``, over the rows of many scenarios at once."""
+    source marks backchannels, vocal tics and non-directed speech (τ-voice); ``anomalies``: what its
+    segments hold that no measure should trust (``segments_of``). Its turn-taking columns are left
+    to ``turn_taking``, over the rows of many scenarios at once."""
     if (segments is None and audio is None and not isinstance(agent_context, list)
             and not isinstance(user_context, list)):
         return None
@@ -73,7 +77,7 @@ def voice_row(key: dict, segments: list[Segment] | None, agent_context: Any, use
             unmeasured(str(err))
     return {**key, "has_segments": segments is not None, **spoken_facts,
             "call_s": call_s if call_s is not None and call_s > 0 else None, "call_end": ended, "tick_s": tick_s,
-            "turn_kinds_marked": kinds_marked and segments is not None,
+            "turn_kinds_marked": kinds_marked and segments is not None, "anomalies": list(anomalies) or None,
             **heard_facts(agent_context, user_context, entities),
             # the times whole: ``turn_taking`` measures from them
             "segments_json": None if segments is None else orjson.dumps(
@@ -85,6 +89,7 @@ __all__ = [
     "Heard",
     "TURN_FAULTS",
     "AGENT",
+    "LONG_SEGMENT_S",
     "AudioUnreadable",
     "CALL_ENDS",
     "EFFECT",
@@ -93,6 +98,7 @@ __all__ = [
     "TickedCall",
     "USER",
     "Segment",
+    "Segments",
     "audio_facts",
     "call_end",
     "heard_facts",

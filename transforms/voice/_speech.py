@@ -38,22 +38,54 @@ def _time(t: Any) -> bool:
 _START_END = itemgetter(1, 2)  # a segment's start, then its end
 
 
-def segments_of(doc: Any) -> list[Segment] | None:
-    """The segments of a parsed ``conversation_log.seglst.json`` (None when it holds none that can
-    be read: not a list, or no segment of the agent or user with a start and end in order)."""
+LONG_SEGMENT_S = 60.0  # one segment longer than this is an anomaly: no turn of a call lasts a minute
+
+
+class Segments(NamedTuple):
+    """A seglst as read: its segments (None when it holds none) and what in it no measure should
+    trust (each a sentence naming what and where)."""
+    segments: list[Segment] | None
+    anomalies: list[str]
+
+
+def _not_a_segment(item: Any) -> str | None:
+    """Why an item of a seglst is no segment, or None when it is one."""
+    if type(item) is not dict:
+        return f"a {type(item).__name__}, not an object"
+    if (speaker := item.get("speaker")) not in (AGENT, USER):
+        return f"speaker {speaker!r}, neither agent nor user"
+    start, end = item.get("start_time"), item.get("end_time")
+    if not (_time(start) and _time(end)):
+        return f"times {start!r} to {end!r}, not finite seconds"
+    return f"it ends ({end}) before it starts ({start})" if end < start else None
+
+
+def segments_of(doc: Any) -> Segments:
+    """The segments of a parsed ``conversation_log.seglst.json``, in order of start and end, and its
+    anomalies: not a list, items that are no segment (each left out), segments out of order in the
+    file, a segment longer than ``LONG_SEGMENT_S``."""
     if not isinstance(doc, list):
-        return None
-    found = []
-    for item in doc:
-        if type(item) is not dict or (speaker := item.get("speaker")) not in (AGENT, USER):
-            continue
-        start, end = item.get("start_time"), item.get("end_time")
-        if not (_time(start) and _time(end)) or end < start:
+        return Segments(None, [] if doc is None else [f"not a list of segments (a {type(doc).__name__})"])
+    found, anomalies, skipped = [], [], []
+    for at, item in enumerate(doc):
+        why = _not_a_segment(item)
+        if why is not None:
+            skipped.append((at, why))
             continue
         words = item.get("words")
-        found.append(Segment(speaker, float(start), float(end), words if type(words) is str else str(words or "")))
+        found.append(Segment(item["speaker"], float(item["start_time"]), float(item["end_time"]),
+                             words if type(words) is str else str(words or "")))
+    if skipped:
+        at, why = skipped[0]
+        anomalies.append(f"{len(skipped)} of {len(doc)} items are no segment and were left out (item {at}: {why})")
+    if any(b.start < a.start for a, b in zip(found, found[1:])):
+        anomalies.append("segments out of order (sorted by their start)")
+    for s in found:
+        if s.end - s.start > LONG_SEGMENT_S:
+            anomalies.append(f"a {s.speaker} segment of {s.end - s.start:.1f} s ({s.start:.1f}-{s.end:.1f} s), "
+                             f"over the {LONG_SEGMENT_S:.0f} s bound")
     found.sort(key=_START_END)
-    return found or None
+    return Segments(found or None, anomalies)
 
 
 TICK_S = 0.2  # tau2's tick (InteractionMetricsConfig.tick_duration_sec), where a run does not record its own

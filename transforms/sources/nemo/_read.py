@@ -243,9 +243,12 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instru
     seen[audio] = ABSENT if found is None else stat_token_of(found)  # the fingerprint's: no second stat
     audio = (audio if found is not None and stat.S_ISREG(found.st_mode)
              and resolves_inside(audio, root) else None)
-    row = voice_row(key, segments_of(segments), contexts["agent"], contexts["user"], entities, audio,
+    read = segments_of(segments)
+    anomalies = [f"{SEGMENTS_FILE}: {anomaly}" for anomaly in read.anomalies]
+    warnings += [f"{src.dir.name}: {anomaly}" for anomaly in anomalies]
+    row = voice_row(key, read.segments, contexts["agent"], contexts["user"], entities, audio,
                     lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}"),
-                    call_s=src.metrics.duration_seconds, ended=call_end(src.metrics.stop_reason))
+                    call_s=src.metrics.duration_seconds, ended=call_end(src.metrics.stop_reason), anomalies=anomalies)
     return [row] if row else []
 
 
