@@ -105,6 +105,7 @@ class Warehouse:
     latency = _handed("analysis", Analysis.latency)
     voice = _handed("analysis", Analysis.voice)
     voice_of = _handed("analysis", Analysis.voice_of)
+    recording = _handed("analysis", Analysis.recording)
     turns = _handed("analysis", Analysis.turns)
     latency_histogram = _handed("analysis", Analysis.latency_histogram)
     slowest_exchanges = _handed("analysis", Analysis.slowest_exchanges)

@@ -29,6 +29,7 @@ from scorelake.transforms.columns import FAILURE_CAUSES, frame
 from scorelake.web._voice import timeline_svg
 from tests.conftest import BASELINE, CONFORMANCE
 from tests.tau2_reference import events, segment_ticks
+from tests.test_view import browser, serve  # noqa: F401  (a fixture, and the viewer as a process)
 
 runner = CliRunner()
 
@@ -397,6 +398,18 @@ def test_a_scenario_without_segments_or_contexts_is_null_not_zero(tmp_path):
     assert row["overlap_s"] is None and row["agent_talk_s"] is None and row["user_to_agent_wer"] is None
 
 
+def test_show_prints_what_the_agent_heard_of_each_user_turn(edited):
+    wh, _ = edited
+    shown = runner.invoke(app, ["show", BASELINE, INVENTOR, "-w", wh.location])
+    assert shown.exit_code == 0, shown.output
+    heard = shown.stdout.split("what the agent heard of each user turn", 1)[1].split("the judge's reply", 1)[0]
+    assert "  = Hi. Ask a question to the AI agent and wait for the answer." in heard
+    assert "  ~ said:  Yes, that's right." in heard and "    heard: Yes, that's wrong." in heard
+    assert "WER 4.0% of the turns heard" in " ".join(heard.split())
+    as_json = json.loads(runner.invoke(app, ["show", BASELINE, INVENTOR, "-w", wh.location, "-f", "json"]).stdout)
+    assert as_json["heard"]["pairs"][1] == ["Yes, that's right.", "Yes, that's wrong."]
+
+
 def test_compare_and_gate_see_the_voice_change_between_two_runs(edited, tmp_path):
     """The original baseline against the edited copy as a later run: the same verdicts (the edits
     touch no scoring input), more overlap and more word errors in qa: the gate passes without the
@@ -495,6 +508,62 @@ def test_the_audio_measures_find_real_speech_at_the_logged_times_and_their_drift
     moved = rows[LIGHT]
     assert 0.5 < moved["audio_overlap_s"] < 1.3  # the agent speaks on until about 17.2 s of the audio
     assert rows["tau2_retail__21"]["audio_s"] is None  # no recording: NULL
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The baseline with qa__telephone_inventor's recording spoken by espeak-ng at its logged times."""
+    if not shutil.which("espeak-ng"):
+        pytest.skip("Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+    runs = tmp_path_factory.mktemp("recorded") / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    logged = json.loads((runs / BASELINE / INVENTOR / "conversation_log.seglst.json").read_text())
+    speak_into_wav(logged, runs / BASELINE / INVENTOR / "conversation_log.wav", 0.0)
+    wh = scorelake.open(runs.parent / "wh")
+    wh.ingest(runs)
+    return wh, runs
+
+
+def test_the_scenario_page_plays_the_recording_in_the_ranges_asked(recorded):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    wh, runs = recorded
+    client = TestClient(make_app(wh))
+    page = client.get(f"/runs/{BASELINE}/scenarios/{INVENTOR}").text
+    assert f'<audio id="recording" controls preload="metadata" src="/runs/{BASELINE}/audio/{INVENTOR}">' in page
+    assert "document.getElementById('recording')" in page and 'id="cursor"' in page
+    whole = (runs / BASELINE / INVENTOR / "conversation_log.wav").read_bytes()
+    part = client.get(f"/runs/{BASELINE}/audio/{INVENTOR}", headers={"Range": "bytes=44-1043"})
+    assert part.status_code == 206 and part.content == whole[44:1044]
+    assert part.headers["content-range"] == f"bytes 44-1043/{len(whole)}" and part.headers["content-type"] == "audio/wav"
+    assert "<audio" not in client.get(f"/runs/{BASELINE}/scenarios/{LIGHT}").text  # no recording
+    assert client.get(f"/runs/{BASELINE}/audio/{LIGHT}").status_code == 404
+    assert client.get(f"/runs/{BASELINE}/audio/..%2F..%2Fetc%2Fpasswd").status_code == 404
+
+
+@pytest.mark.browser
+def test_a_click_on_a_turn_seeks_the_recording_and_the_cursor_follows_it_in_chromium(recorded, browser):
+    from selenium.webdriver.common.by import By
+
+    wh, _ = recorded
+    server, site = serve(Path(wh.location))
+    try:
+        browser.get(f"{site}/runs/{BASELINE}/scenarios/{INVENTOR}")
+        user_turn = browser.find_elements(By.CSS_SELECTOR, "#speech-timeline rect.seg.user")[1]
+        browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click'))", user_turn)
+        at = browser.execute_script("return document.getElementById('recording').currentTime")
+        assert at == pytest.approx(float(user_turn.get_attribute("data-t")), abs=0.05)
+        browser.execute_script("var a = document.getElementById('recording'); a.pause(); a.currentTime = 20;"
+                               "a.dispatchEvent(new Event('timeupdate'))")
+        cursor = float(browser.find_element(By.ID, "cursor").get_attribute("x1"))
+        svg = browser.find_element(By.ID, "speech-timeline")
+        start, span = float(svg.get_attribute("data-start")), float(svg.get_attribute("data-span"))
+        assert cursor == pytest.approx(42 + (20 - start) / span * (900 - 42), abs=0.5)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_the_report_charts_the_voice_across_runs_and_counts_failures_by_cause(edited):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import TypeVar
@@ -205,6 +206,22 @@ class Task:
 
 
 @dataclass(frozen=True)
+class HeardTurns:
+    """What the agent heard of each user turn, the turns aligned (the voice panel's user_to_agent columns)."""
+
+    heard_json: str  # [said, heard] per aligned turn, null on the side that has none
+    user_to_agent_turns_missing: int | None
+    user_to_agent_turns_duplicated: int | None
+    user_to_agent_turns_undelivered: int | None
+    user_to_agent_turns_extra: int | None
+    user_to_agent_wer: float | None
+
+    @property
+    def pairs(self) -> list[tuple[str | None, str | None]]:
+        return [(said, heard) for said, heard in json.loads(self.heard_json)]
+
+
+@dataclass(frozen=True)
 class StandingReview:
     """A person's verdict that stands on a signal, an item of it (``assertion``) or the outcome."""
 
@@ -236,6 +253,7 @@ class Evidence:
     reviews: list[StandingReview]  # people's standing verdicts on its signals, items and outcome
     judge_input: JudgeInput | None = None  # what its judge was asked (None: no judge input stored)
     task: Task | None = None  # what it asked of the agent (None: no instructions stored)
+    heard: HeardTurns | None = None  # what the agent heard of each user turn (None: no contexts stored)
 
     def as_dict(self) -> dict:
         return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
@@ -243,4 +261,5 @@ class Evidence:
                 "turns": [asdict(t) for t in self.turns], "tool_calls": [asdict(c) for c in self.tool_calls],
                 "reviews": [asdict(r) for r in self.reviews],
                 "judge_input": self.judge_input and asdict(self.judge_input),
-                "task": self.task and asdict(self.task)}
+                "task": self.task and asdict(self.task),
+                "heard": self.heard and {**asdict(self.heard), "pairs": self.heard.pairs}}

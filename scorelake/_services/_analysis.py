@@ -4,6 +4,7 @@ summary and the report, latency, the voice panel and cost."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import polars as pl
@@ -182,6 +183,19 @@ class Analysis:
             self._reads.run(run)
             found = self._reads.query("scenario_voice", run_id=run, scenario=scenario)
         return found.row(0, named=True) if found.height else None
+
+    def recording(self, run: str, scenario: str) -> Path | None:
+        """Where a scenario's recording is (``conversation_log.wav`` in its folder of the run), when the
+        ingest measured one and the run's folder on this machine still holds it as a regular file;
+        else None."""
+        from scorelake.transforms.sources.nemo import recording
+
+        with self._reads.connection():
+            found = self._reads.run(run)
+            measured = self._reads.query("scenario_voice", run_id=run, scenario=scenario)
+        if found["source"] != "nemo" or not measured.height or measured["audio_s"][0] is None:
+            return None
+        return recording(found["session_path"], scenario)
 
     def turns(self, runs: Sequence[str] | str | None = None) -> pl.DataFrame:
         """Every turn of many scenarios at once (of ``runs``, default all), in order: run, scenario,

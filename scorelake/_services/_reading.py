@@ -13,6 +13,7 @@ from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
 from scorelake.transforms.results import (
     Evidence,
+    HeardTurns,
     ItemVerdict,
     JudgeInput,
     Judgement,
@@ -153,7 +154,9 @@ class Reading:
             turns, calls = parts("scenario_turns", Turn), parts("scenario_tool_calls", ToolCall)
             reviews = parts("scenario_reviews", StandingReview)
             inputs, tasks = parts("scenario_judge_input", JudgeInput), parts("scenario_task", Task)
+            heard = parts("scenario_heard", HeardTurns)
         first = lambda found, key: (found.get(key) or [None])[0]  # noqa: E731
         return {key: Evidence(key[0], policy, rows[key], verdicts.get(key, []), first(judged, key), turns.get(key, []),
-                              calls.get(key, []), reviews.get(key, []), first(inputs, key), first(tasks, key))
+                              calls.get(key, []), reviews.get(key, []), first(inputs, key), first(tasks, key),
+                              first(heard, key))
                 for key in wanted if key in rows}

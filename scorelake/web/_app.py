@@ -16,7 +16,7 @@ import polars as pl
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 import scorelake
@@ -167,9 +167,26 @@ class Viewer:
             forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, self.token,
                                          unquote(request.cookies.get(REVIEWER_COOKIE, "")),
                                          request.query_params.get("queue"))
+        audio = (f"/runs/{pages.segment(run_id)}/audio/{pages.segment(name)}"
+                 + (f"?{urlencode({'token': self.token})}" if self.token else "")
+                 if self.wh.recording(run_id, name) else None)
         return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, self.token,
-                                   voice_section(self.wh.voice_of(run_id, name)), forms,
+                                   voice_section(self.wh.voice_of(run_id, name), audio), forms,
                                    request.query_params.get("saved"))
+
+    def audio(self, request: Request) -> Response:
+        """A scenario's recording, where its run's folder on this machine holds one: the file as it is,
+        in the ranges a player asks for (Starlette's FileResponse answers Range)."""
+        if not self.admitted(request):
+            return PlainTextResponse("a token is needed", 401)
+        try:
+            with self.lock, self.wh.connection():
+                path = self.wh.recording(request.path_params["run"], request.path_params["scenario"])
+        except NotFound as exc:
+            return PlainTextResponse(str(exc), 404)
+        if path is None:
+            return PlainTextResponse("no recording of this scenario on this machine", 404)
+        return FileResponse(path, media_type="audio/wav")
 
     def compare(self, request: Request, policy: str) -> str:
         a, b = request.query_params.get("a"), request.query_params.get("b")
@@ -310,6 +327,7 @@ ROUTES = (
     ("/runs/{run}/voice", "voice", "GET", True, False),
     ("/runs/{run}/judge", "judge_scores", "GET", True, False),
     ("/runs/{run}/export.csv", "run_csv", "GET", False, False),
+    ("/runs/{run}/audio/{scenario:path}", "audio", "GET", False, False),
     ("/runs/{run}/scenarios/{scenario:path}", "scenario", "GET", True, False),  # a tau2 task id may hold a /
     ("/compare", "compare", "GET", True, False),
     ("/search", "search", "GET", True, False),

@@ -46,11 +46,14 @@ def timeline_svg(voice: dict) -> str:
     lanes = {"agent": TOP, "user": TOP + LANE + 8}
     height = TOP + 2 * LANE + 30
     parts = [f'<svg id="speech-timeline" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
-             f'preserveAspectRatio="none" style="max-width:{WIDTH}px">',
+             f'preserveAspectRatio="none" style="max-width:{WIDTH}px" data-start="{start}" data-span="{span}" '
+             f'data-left="{LEFT}" data-width="{WIDTH}">',
+             f'<line id="cursor" x1="{LEFT}" x2="{LEFT}" y1="{TOP - 4}" y2="{TOP + 2 * LANE + 12}" stroke="#d33" '
+             'stroke-width="1.5"/>',
              *(f'<text x="2" y="{y + LANE / 2 + 4:.0f}" font-size="11" fill="#555">{name}</text>'
                for name, y in lanes.items())]
     for speaker, s0, s1, said, logged_end in segments:
-        parts.append(f'<rect class="seg {speaker}" x="{_x(s0, start, span):.1f}" y="{lanes[speaker]}" '
+        parts.append(f'<rect class="seg {speaker}" data-t="{s0}" x="{_x(s0, start, span):.1f}" y="{lanes[speaker]}" '
                      f'width="{max(_x(s1, start, span) - _x(s0, start, span), 1):.1f}" height="{LANE}" '
                      f'fill="{"#4a7bd0" if speaker == "agent" else "#6aa86b"}"><title>{esc(speaker)} '
                      f'{s0:.1f}-{logged_end:.1f} s: {esc(said)}</title></rect>')
@@ -104,14 +107,34 @@ def _diff_html(said: str | None, heard: str | None) -> tuple[str, str]:
     return " ".join(left), " ".join(right)
 
 
-def voice_section(row: dict | None) -> str:
-    """A scenario's voice: the facts, the timeline, what the agent heard of each user turn."""
+# The player's link to the timeline: a cursor that follows it, a bar that seeks to its start when clicked.
+_PLAYER_SCRIPT = """<script>(function () {
+  var audio = document.getElementById('recording'), svg = document.getElementById('speech-timeline');
+  if (!audio || !svg) return;
+  var cursor = document.getElementById('cursor'), d = svg.dataset;
+  var x = function (t) { return +d.left + (t - d.start) / d.span * (d.width - d.left); };
+  audio.addEventListener('timeupdate', function () {
+    var at = Math.min(Math.max(x(audio.currentTime), +d.left), +d.width);
+    cursor.setAttribute('x1', at); cursor.setAttribute('x2', at);
+  });
+  svg.querySelectorAll('rect.seg').forEach(function (bar) {
+    bar.style.cursor = 'pointer';
+    bar.addEventListener('click', function () { audio.currentTime = +bar.dataset.t; audio.play(); });
+  });
+})();</script>"""
+
+
+def voice_section(row: dict | None, audio: str | None = None) -> str:
+    """A scenario's voice: the facts, the recording (``audio``: its address, where the viewer can
+    serve it) above the timeline it drives, what each side heard of the other's turns."""
     if row is None:
         return ""
     facts = [("overlap", row["overlap_s"], "s"), ("longest silence", row["longest_silence_s"], "s"),
+             ("dead air", row["dead_air_s"], "s"), ("the call ended", row["call_end"], ""),
              ("barge-ins agent / user", None if row["agent_barge_ins"] is None
               else f"{row['agent_barge_ins']} / {row['user_barge_ins']}", ""),
              ("response latency", row["response_latency_s"], "s"), ("missed user turns", row["missed_user_turns"], ""),
+             ("user turns never heard", row["user_to_agent_turns_missing"], ""),
              ("WER user → agent", None if row["user_to_agent_wer"] is None else row["user_to_agent_wer"] * 100, "%"),
              ("WER agent → user", None if row["agent_to_user_wer"] is None else row["agent_to_user_wer"] * 100, "%")]
     shown = " · ".join(f"{name} <b>{value:.1f}{unit}</b>" if isinstance(value, float) else f"{name} <b>{value}</b>"
@@ -121,10 +144,15 @@ def voice_section(row: dict | None) -> str:
     if misheard:
         parts.append("<p id=\"misheard\">misheard: " + ", ".join(
             f"<b>{esc(m['entity'])}</b> heard as <b>{esc(m['heard'] or '')}</b>" for m in misheard) + "</p>")
+    if audio:
+        parts.append(f'<audio id="recording" controls preload="metadata" src="{esc(audio)}"></audio>')
     if row["segments_json"]:
         parts.append(timeline_svg(row))
         parts.append('<p class="note">Agent above, user below; red: both speak; grey: a silence over 2 s; blue '
-                     "numbers: the agent's response latency. Hover a bar for its words.</p>")
+                     "numbers: the agent's response latency. Hover a bar for its words"
+                     + ("; click it to hear it (the line follows the recording)" if audio else "") + ".</p>")
+        if audio:
+            parts.append(_PLAYER_SCRIPT)
     pairs = json.loads(row["heard_json"]) if row["heard_json"] else []
     if pairs:
         cells = "".join("<tr><td>{}</td><td>{}</td></tr>".format(*_diff_html(said, heard)) for said, heard in pairs)

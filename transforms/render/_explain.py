@@ -14,6 +14,7 @@ from scorelake.transforms.names import MISSING_VERDICT, RECORDED, SIGNALS
 from scorelake.transforms.registry import BY_NAME
 from scorelake.transforms.results import (
     Evidence,
+    HeardTurns,
     ItemVerdict,
     JudgeInput,
     Judgement,
@@ -22,6 +23,7 @@ from scorelake.transforms.results import (
     ToolCall,
     Turn,
 )
+from scorelake.transforms.voice import words
 
 if TYPE_CHECKING:
     from scorelake.transforms.scoring import Difference
@@ -84,6 +86,7 @@ class Explanation:
     judge_reply: dict | None = None  # what the judge answered: score, reason and its other keys
     judge_raw_reply: str | None = None  # ... as its model wrote it, before the parse (rejudged judgements)
     task: Task | None = None  # what the scenario asked of the agent
+    heard: HeardTurns | None = None  # what the agent heard of each user turn, aligned
 
 
 TEXT_SHOWN = 1500  # characters of a long text (the task, the judge's input and raw reply) `show` prints
@@ -334,7 +337,7 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
                                         **json.loads(judge.extra_json or "{}")}
     return Explanation(f"{evidence.run} / {s['scenario_name']} (policy {evidence.policy})", outcome, failed,
                        summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)),
-                       final, evidence.judge_input, reply, judge and judge.reply, evidence.task)
+                       final, evidence.judge_input, reply, judge and judge.reply, evidence.task, evidence.heard)
 
 
 def _final_answer(s: dict, turns: list[Turn]) -> str | None:
@@ -344,6 +347,16 @@ def _final_answer(s: dict, turns: list[Turn]) -> str | None:
         return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
     said = [t.text for t in turns if t.role != "user" and t.text]
     return said[-1] if said else None
+
+
+def _heard_heading(heard: HeardTurns) -> str:
+    counts = [f"{n} {what}" for n, what in ((heard.user_to_agent_turns_missing, "never heard"),
+                                            (heard.user_to_agent_turns_undelivered, "not delivered before the hang-up"),
+                                            (heard.user_to_agent_turns_duplicated, "heard twice"),
+                                            (heard.user_to_agent_turns_extra, "heard, never said")) if n]
+    wer = "" if heard.user_to_agent_wer is None else f"; WER {heard.user_to_agent_wer * 100:.1f}% of the turns heard"
+    return (f"what the agent heard of each user turn (= as said, ~ otherwise, - never heard, + never said"
+            f"{'; ' + ', '.join(counts) if counts else ''}{wer})")
 
 
 def explain_text(e: Explanation, width: int = 100) -> str:
@@ -395,6 +408,17 @@ def explain_text(e: Explanation, width: int = 100) -> str:
                 lines += wrap(f"returned: {call.result}", "      ", "      ")
         else:
             lines += wrap(f"[checks] {moment.text}", "      ", "  ")
+    if e.heard is not None:
+        lines += ["", *wrap(_heard_heading(e.heard))]
+        for said, heard in e.heard.pairs:
+            if said is None:
+                lines += wrap(f"+ heard, never said: {heard}", "    ", "  ")
+            elif heard is None:
+                lines += wrap(f"- said, never heard: {said}", "    ", "  ")
+            elif words(said) == words(heard):
+                lines += wrap(f"= {said}", "    ", "  ")
+            else:
+                lines += wrap(f"~ said:  {said}", "          ", "  ") + wrap(f"heard: {heard}", "          ", "    ")
     if e.judge_reply is not None:
         lines += ["", "the judge's reply"]
         lines += wrap(json.dumps(e.judge_reply, ensure_ascii=False), "  ", "  ")

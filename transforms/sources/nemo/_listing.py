@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from scorelake.transforms.sources._files import resolves_inside
 from scorelake.transforms.sources._session import ABSENT, stat_token
 from scorelake.transforms.sources.nemo.columns import SCENARIO_FILES
 
@@ -19,6 +20,15 @@ RUN_FILES = ("run_args.json", "all_summary.txt")
 SEGMENTS_FILE = "conversation_log.seglst.json"  # who spoke when (the voice panel)
 USER_PROMPT_FILE = "scenario_config/user_prompt.txt"  # the user simulator's instructions: the task, key entities
 AUDIO_FILE = "conversation_log.wav"  # the recording, where the runner kept it (its stat: the fingerprint)
+
+
+def recording(session: str | Path, scenario: str) -> Path | None:
+    """A scenario's recording in its session folder on this machine, when there is one: a regular
+    file that no symlink takes out of the session."""
+    path = Path(session) / scenario / AUDIO_FILE
+    return path if path.is_file() and resolves_inside(path, session) else None
+
+
 # Everything scoring reads from a scenario directory; a change to any of them changes the fingerprint.
 SCENARIO_INPUTS = (
     *SCENARIO_FILES.values(),
