@@ -398,6 +398,22 @@ def test_a_scenario_without_segments_or_contexts_is_null_not_zero(tmp_path):
     assert row["overlap_s"] is None and row["agent_talk_s"] is None and row["user_to_agent_wer"] is None
 
 
+def test_the_review_queue_picks_by_voice_the_most_first(edited):
+    wh, _ = edited
+    voice = {r["scenario_name"]: r for r in wh.voice([BASELINE], by="scenario").to_dicts()}
+    for pick, measure in (("dead_air", lambda r: r["dead_air_s"]),
+                          ("missing_turns", lambda r: (r["user_to_agent_turns_missing"] or 0)
+                           + (r["agent_to_user_turns_missing"] or 0)),
+                          ("wer", lambda r: r["user_to_agent_wer"])):
+        queue = wh.review_queue(pick, BASELINE)
+        measured = [measure(voice[name]) for name in queue["scenario_name"]]
+        assert measured == sorted(measured, reverse=True) and all(m > 0 for m in measured), pick
+    worst = wh.review_queue("dead_air", BASELINE).row(0, named=True)
+    assert worst["scenario_name"] == "tau2_telecom__service_issue__airplane_mode_on__break_apn_settings__lock_sim_card_pin"
+    assert "s after the last speech, the call ended by timeout" in worst["reason"]
+    assert set(wh.review_queue("wer", BASELINE)["scenario_name"]) == {LIGHT, INVENTOR}  # the two heard otherwise
+
+
 def test_show_prints_what_the_agent_heard_of_each_user_turn(edited):
     wh, _ = edited
     shown = runner.invoke(app, ["show", BASELINE, INVENTOR, "-w", wh.location])
@@ -430,6 +446,14 @@ def test_compare_and_gate_see_the_voice_change_between_two_runs(edited, tmp_path
         done = runner.invoke(app, ["gate", BASELINE, later, option, value, "-w", both.location])
         assert done.exit_code == 3 and says in done.output, (option, done.output)
     assert runner.invoke(app, ["gate", BASELINE, later, "--max-wer-rise", "nan", "-w", both.location]).exit_code == 2
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    page = TestClient(make_app(both)).get(f"/compare?a={BASELINE}&b={later}").text  # the sections the CLI has
+    voice = page.split('id="compare-voice"', 1)[1].split("</table>", 1)[0]
+    assert "<td>qa</td>" in voice and f"<td class=num>{qa['wer_rise_pts']:+.1f}</td>" in voice
+    assert 'id="compare-latency"' in page and "p95 A" in page
 
 
 def test_the_viewer_draws_the_speech_timeline_and_what_was_heard_and_a_runs_voice_page(edited):

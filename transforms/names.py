@@ -10,6 +10,14 @@ SIGNALS = SIGNAL_NAMES
 # What a run's scenarios can be sorted by (sql/queries/run_scenarios.sql).
 SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "outcome")
 
+# What a review queue picks (queries/review_pick_<name>.sql) and how the viewer names it; the voice
+# picks come in order of how much of it they hold, the most first.
+REVIEW_PICKS = {"errors": "judge errors", "disagree": "two judges disagree", "reviewers": "reviewers disagree",
+                "changed": "changed between two runs", "sample": "a random sample per domain",
+                "dead_air": "the most dead air", "missing_turns": "the most turns never heard",
+                "wer": "the highest word error rate"}
+RANKED_PICKS = ("dead_air", "missing_turns", "wer")  # each pick's rows carry a weight, the largest first
+
 # Upstream's reason for an NL assertion its judge's reply gave no verdict for (counted as failed).
 MISSING_VERDICT = "Missing verdict; treated as failed."
 

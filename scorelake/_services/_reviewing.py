@@ -12,13 +12,12 @@ import polars as pl
 from scorelake._services._reads import Reads
 from scorelake.storage import sql_text
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.names import RECORDED
+from scorelake.transforms.names import RANKED_PICKS, RECORDED, REVIEW_PICKS
 from scorelake.transforms.results import ReviewResult
 
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import LabelPlan
 
-REVIEW_PICKS = ("errors", "disagree", "reviewers", "changed", "sample")  # what a review queue picks (review_queue.sql)
 
 
 def reviewer_name(given: str | None) -> str:
@@ -94,8 +93,10 @@ class Reviewing:
         ``judges`` disagree on (``disagree``), those whose reviewers disagree (``reviewers``), those
         whose outcome changed between two runs (``changed``, ``between=[A, B]``: B's scenarios), or a
         random sample of ``per_domain`` per domain, the same for the same ``seed`` (``sample``: two
-        reviewers can split one); of ``run`` or all runs, under ``policy``. Scenarios nobody has
-        reviewed come first (``reviews``: how many they have).
+        reviewers can split one), or by voice, the most first: dead air (``dead_air``), turns one side
+        never heard (``missing_turns``), the word error rate of what the agent heard (``wer``); of
+        ``run`` or all runs, under ``policy``. Scenarios nobody has reviewed come first (``reviews``:
+        how many they have).
         ``sample`` with a ``plan`` (``compare_judges(..., plan=WIDTH).plan``) draws the plan's
         stratified sample instead: per domain and the judge's verdict, as many unlabelled scenarios
         as it asks for."""
@@ -120,7 +121,8 @@ class Reviewing:
                 params.update(judge_a=plan.judge, domains=wanted["domain"].to_list(),
                               verdicts=wanted["judge_passed"].to_list(), counts=wanted["more"].to_list())
                 params.pop("per_domain")
-            draw = "hash($seed, {0}.run_id, {0}.scenario_name)" if pick == "sample" else "{0}.run_id"
+            draw = ("hash($seed, {0}.run_id, {0}.scenario_name)" if pick == "sample"
+                    else "{0}.weight DESC, {0}.run_id" if pick in RANKED_PICKS else "{0}.run_id")
             picks = "planned" if plan is not None else pick
             parts = {"picks": sql_text("queries", f"review_pick_{picks}.sql"), "draw_p": draw.format("p"),
                      "draw_q": draw.format("q")}

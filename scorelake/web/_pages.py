@@ -13,7 +13,7 @@ from urllib.parse import quote, urlencode
 import polars as pl
 
 from scorelake.html import explain_html
-from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.names import REVIEW_PICKS, SIGNALS
 from scorelake.transforms.pipeline import listed
 from scorelake.transforms.render import Explanation
 from scorelake.transforms.results import StandingReview
@@ -463,7 +463,48 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | N
             f"{flips(comparison.fixed, run_b)}</ul><h2>Broken (passed → failed): {len(comparison.broken)}</h2>"
             f"<ul id=\"broken\">{flips(comparison.broken, run_b)}</ul><p>Exact McNemar on {comparison.paired} paired "
             f"scenarios: {m.broken} broken vs {m.fixed} fixed, p = {m.p_value:.4g}</p>"
+            + _compare_latency(comparison) + _compare_voice(comparison)
             + (f'<h2>Not compared</h2><ul id="apart">{apart}</ul>' if apart else ""))
+
+
+def _compare_latency(comparison) -> str:
+    """The compared scenarios' response latency per domain in both runs (as `scorelake compare` prints it)."""
+    if comparison.latency is None or not comparison.latency.height:
+        return ""
+    rows = "".join(
+        f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['median_a_ms']:.0f}</td><td class=num>{r['median_b_ms']:.0f}"
+        f"</td><td class=num>{r['delta_ms']:+.0f}</td><td class=num>[{r['delta_ci_low_ms']:+.0f}, "
+        f"{r['delta_ci_high_ms']:+.0f}]</td><td class=num>{r['p95_a_ms']:.0f}</td><td class=num>{r['p95_b_ms']:.0f}</td></tr>"
+        for r in comparison.latency.iter_rows(named=True))
+    slowed = "" if comparison.slowed is None or not comparison.slowed.height else (
+        "<p class=\"note\">slowed most (median): " + esc(", ".join(
+            f"{r['scenario_name']} (+{r['slower_ms']:.0f} ms)" for r in comparison.slowed.iter_rows(named=True))) + "</p>")
+    return ('<h2>Response latency (ms) of the scenarios compared</h2><table id="compare-latency"><tr>'
+            '<th>domain</th><th title="median response latency in run A">p50 A</th><th>p50 B</th>'
+            '<th title="B minus A, medians">B-A</th><th title="bootstrap 95% interval of B-A">95% CI</th>'
+            f'<th>p95 A</th><th>p95 B</th></tr>{rows}</table>{slowed}')
+
+
+def _compare_voice(comparison) -> str:
+    """The compared scenarios' voice per domain in both runs (as `scorelake compare` prints it)."""
+    if comparison.voice is None or not comparison.voice.height:
+        return ""
+    share = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
+    seconds = lambda v: "" if v is None else f"{v:.2f}"  # noqa: E731
+    rows = "".join(
+        f"<tr><td>{esc(r['domain'])}</td><td class=num>{seconds(r['overlap_a_s'])}</td>"
+        f"<td class=num>{seconds(r['overlap_b_s'])}</td><td class=num>{seconds(r['overlap_rise_s'])}</td>"
+        f"<td class=num>{share(r['wer_a'])}</td><td class=num>{share(r['wer_b'])}</td>"
+        f"<td class=num>{'' if r['wer_rise_pts'] is None else format(r['wer_rise_pts'], '+.1f')}</td>"
+        f"<td class=num>{r['words_a'] or ''}</td><td class=num>{r['words_b'] or ''}</td>"
+        f"<td class=num>{r['missing_a'] or ''}</td><td class=num>{r['missing_b'] or ''}</td></tr>"
+        for r in comparison.voice.iter_rows(named=True))
+    return ('<h2>Voice of the scenarios compared</h2><table id="compare-voice"><tr><th>domain</th>'
+            '<th title="mean overlap of speech a scenario, run A (s)">overlap A s</th><th>overlap B s</th>'
+            '<th>B-A s</th><th title="word error rate of what the agent heard, over the user turns it heard">WER A</th>'
+            '<th>WER B</th><th>B-A pts</th><th title="words the user said in the turns the agent heard">words A</th>'
+            '<th>words B</th><th title="user turns the agent never heard">missing A</th><th>missing B</th></tr>'
+            f'{rows}</table>')
 
 
 def _verdict_word(passed: bool | None) -> str:
@@ -516,9 +557,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
     """What to review next, with the choices that make the queue (what to pick, a run, a seed), and
     each reviewer's progress."""
     picks = "".join(f'<option value="{p}"{" selected" if p == params["pick"] else ""}>{label}</option>'
-                    for p, label in (("errors", "judge errors"), ("disagree", "two judges disagree"),
-                                     ("reviewers", "reviewers disagree"), ("changed", "changed between two runs"),
-                                     ("sample", "a random sample per domain")))
+                    for p, label in REVIEW_PICKS.items())
     run_options = '<option value="">every run</option>' + "".join(
         f'<option value="{esc(r)}"{" selected" if r == params.get("run") else ""}>{esc(r)}</option>' for r in runs)
     form = (f'<form class="filters" method="get" action="/review"><input type="hidden" name="token" value="{esc(token)}">'

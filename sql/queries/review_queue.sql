@@ -1,5 +1,6 @@
 -- What to review next: the scenarios a pick chooses (its query, queries/review_pick_*.sql, set in for
--- `picks`: whose judge failed, two judges disagree on, a seeded sample per domain), of $run or of every
+-- `picks`: whose judge failed, two judges disagree on, a seeded sample per domain, the most dead air,
+-- turns never heard or word errors, by the `weight` such a pick gives each), of $run or of every
 -- run, under the policy $policy_id; scenarios nobody has reviewed first, then those where what was
 -- picked gates success (`gated`: a judge error where the judge's signals are outside the whitelist
 -- changes nothing), at most $limit. Each pick is
@@ -16,7 +17,7 @@ picked AS (
 {{ picks }}
 ),
 ranked AS (  -- at most $limit of them, nobody's reviewed ones first, then those where what is picked gates success
-    SELECT p.run_id, p.scenario_name, s.domain, p.reason, p.gated, s.position,
+    SELECT p.*, s.domain, s.position,
            EXISTS (SELECT 1 FROM stg_reviews AS r WHERE r.run_id = p.run_id AND r.scenario_name = p.scenario_name)
                AS any_review
     FROM picked AS p
