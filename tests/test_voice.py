@@ -18,9 +18,11 @@ import scorelake
 from scorelake.cli import app
 from scorelake.transforms.voice import (
     Segment,
+    audio_facts,
     heard_facts,
     heard_turns,
     key_entities,
+    segments_of,
     turn_taking,
     voice_row,
     words,
@@ -480,34 +482,37 @@ def test_the_viewer_draws_the_speech_timeline_and_what_was_heard_and_a_runs_voic
     assert LIGHT in causes and "transcription" in causes and "heard" in causes
 
 
-def speak_into_wav(segments: list[dict], path, shift_s: float, moved: dict[int, float] | None = None) -> None:
+def speak_into_wav(segments: list[dict], path, shift_s: float, moved: dict[int, float] | None = None, *,
+                   speech_dbfs: float | None = None, noise_dbfs: float | None = None, rate: int | None = None,
+                   subtype: str = "PCM_16", container: str = "WAV") -> None:
     """A stereo recording as the runner keeps one (left: the user, right: the agent), each segment's
     words spoken by espeak-ng at its logged start plus ``shift_s`` (``moved``: a segment's own start
-    instead), for the audio measures to find."""
-    import array
+    instead), for the audio measures to find; its speech scaled to ``speech_dbfs`` (RMS over the
+    spoken samples), white noise at ``noise_dbfs`` added to both channels, resampled to ``rate``, and
+    written as ``container`` (``WAVEX``: a WAVE_FORMAT_EXTENSIBLE header) of ``subtype`` samples."""
     import subprocess
-    import wave
 
-    rate, length = 22050, max(s["end_time"] for s in segments) + 1 + shift_s
-    tracks = {"user": array.array("h", bytes(2 * int(length * rate))),
-              "agent": array.array("h", bytes(2 * int(length * rate)))}
+    import numpy as np
+    import soundfile
+
+    spoken_rate, length = 22050, max(s["end_time"] for s in segments) + 1 + shift_s
+    tracks = np.zeros((2, int(length * spoken_rate)))
     for i, s in enumerate(segments):
         spoken = path.parent / f".spoken-{i}.wav"
         subprocess.run(["espeak-ng", "-w", str(spoken), s["words"]], check=True, capture_output=True)
-        with wave.open(str(spoken)) as w:
-            assert w.getframerate() == rate
-            data = array.array("h", w.readframes(w.getnframes()))
+        data, got = soundfile.read(spoken)
         spoken.unlink()
-        at = int(((moved or {}).get(i, s["start_time"]) + shift_s) * rate)
-        track = tracks[s["speaker"]]
+        assert got == spoken_rate
+        at = int(((moved or {}).get(i, s["start_time"]) + shift_s) * spoken_rate)
+        track = tracks[0 if s["speaker"] == "user" else 1]
         track[at:at + len(data)] = data[:len(track) - at]
-    stereo = array.array("h", bytes(4 * len(tracks["user"])))
-    stereo[0::2], stereo[1::2] = tracks["user"], tracks["agent"]
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(2)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(stereo.tobytes())
+    if speech_dbfs is not None:
+        tracks *= 10 ** (speech_dbfs / 20) / np.sqrt(np.mean(tracks[tracks != 0] ** 2))
+    if noise_dbfs is not None:
+        tracks += np.random.default_rng(7).normal(0, 10 ** (noise_dbfs / 20), tracks.shape)
+    if rate is not None:
+        tracks = tracks[:, (np.arange(int(tracks.shape[1] * rate / spoken_rate)) * spoken_rate / rate).astype(int)]
+    soundfile.write(path, np.clip(tracks.T, -1, 1), rate or spoken_rate, subtype=subtype, format=container)
 
 
 @pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
@@ -588,6 +593,70 @@ def test_a_click_on_a_turn_seeks_the_recording_and_the_cursor_follows_it_in_chro
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def _heard_in(tmp_path, name: str, shift_s: float = 0.25, **wav) -> dict:
+    """The audio columns of qa__telephone_inventor spoken at its logged times, ``shift_s`` late."""
+    logged = json.loads((CONFORMANCE / BASELINE / INVENTOR / "conversation_log.seglst.json").read_text())
+    speak_into_wav(logged, tmp_path / f"{name}.wav", shift_s, **wav)
+    return audio_facts(str(tmp_path / f"{name}.wav"), segments_of(logged).segments)
+
+
+@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+def test_quiet_speech_and_a_noisy_line_read_as_the_speech_they_hold(tmp_path):
+    """Speech at -45 dBFS (a fixed -40 dBFS threshold heard none of it) and speech under a -35 dBFS
+    noise floor (which that threshold heard as one long speech): each channel's talk within 10% of
+    the same recording clean (bench/vad.py: 5.1% at most), the silences kept, the drift found (a
+    quiet start heard a frame or two late)."""
+    clean = _heard_in(tmp_path, "clean")
+    for name, wav in (("quiet", {"speech_dbfs": -45.0}), ("noisy", {"speech_dbfs": -20.0, "noise_dbfs": -35.0})):
+        heard = _heard_in(tmp_path, name, **wav)
+        for side in ("audio_user_talk_s", "audio_agent_talk_s"):
+            assert heard[side] == pytest.approx(clean[side], rel=0.1), (name, side)
+        assert heard["audio_silence_s"] == pytest.approx(clean["audio_silence_s"], rel=0.1), name
+        assert heard["audio_drift_s"] == pytest.approx(-0.25, abs=0.06), name  # spoken 0.25 s after the log
+
+
+@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+@pytest.mark.parametrize(("container", "subtype", "rate"), [
+    ("WAVEX", "PCM_16", None), ("WAV", "PCM_24", None), ("WAV", "FLOAT", None), ("WAV", "PCM_U8", None),
+    ("WAV", "PCM_16", 8000), ("WAVEX", "PCM_32", 48000)])
+def test_any_pcm_wav_is_measured(tmp_path, container, subtype, rate):
+    clean = _heard_in(tmp_path, "clean")
+    heard = _heard_in(tmp_path, "other", container=container, subtype=subtype, rate=rate)
+    for side in ("audio_user_talk_s", "audio_agent_talk_s", "audio_s"):
+        assert heard[side] == pytest.approx(clean[side], rel=0.05), side
+    assert heard["audio_drift_s"] == pytest.approx(-0.25, abs=0.021)
+
+
+@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+def test_the_drift_is_the_shift_that_lands_the_logged_starts_on_the_audio(tmp_path):
+    """The recording 1.0 s and 3.3 s later than the log (the former measure read 0.65 s for 1.0 s)."""
+    for shift in (1.0, 3.3):
+        heard = _heard_in(tmp_path, f"shift{shift}", shift_s=shift)
+        assert heard["audio_drift_s"] == pytest.approx(-shift, abs=0.021), shift
+        assert heard["audio_drift_confidence"] >= 0.8, shift
+
+
+@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+def test_no_speech_or_speech_lost_in_noise_is_a_warning_not_numbers(tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    logged = json.loads((runs / BASELINE / INVENTOR / "conversation_log.seglst.json").read_text())
+    speak_into_wav(logged, runs / BASELINE / INVENTOR / "conversation_log.wav", 0.0, speech_dbfs=-45.0,
+                   noise_dbfs=-35.0)
+    import numpy as np
+    import soundfile
+
+    soundfile.write(runs / BASELINE / LIGHT / "conversation_log.wav", np.zeros((22050 * 30, 2)), 22050)
+    wh = scorelake.open(tmp_path / "wh")
+    (report,) = wh.ingest(runs).ingested
+    said = "\n".join(report.warnings)
+    assert f"{INVENTOR}: conversation_log.wav not measured: the user's channel (noise floor" in said
+    assert "its speech cannot be told from it" in said
+    assert f"{LIGHT}: conversation_log.wav not measured: no speech on either channel" in said
+    rows = {r["scenario_name"]: r for r in wh.voice([BASELINE], by="scenario").to_dicts()}
+    assert rows[INVENTOR]["audio_s"] is None and rows[LIGHT]["audio_drift_s"] is None
 
 
 def test_the_report_charts_the_voice_across_runs_and_counts_failures_by_cause(edited):

@@ -233,7 +233,8 @@ VOICE_METRICS: tuple[Column, ...] = (
            "tool)", "count"),
     Column("misheard_json", Str, "those entities, each with what the agent heard instead and whether it acted "
            "after (JSON)"),
-    # from conversation_log.wav, where a session has it (transforms/voice/_audio.py: energy over 20 ms frames)
+    # from conversation_log.wav, where a session has it (transforms/voice/_audio.py: 20 ms frames over each
+    # channel's noise floor)
     Column("audio_s", F64, "the recording's length", "s"),
     Column("audio_agent_talk_s", F64, "the agent's speech as the audio has it (right channel)", "s"),
     Column("audio_user_talk_s", F64, "the user's speech as the audio has it (left channel)", "s"),
@@ -241,7 +242,10 @@ VOICE_METRICS: tuple[Column, ...] = (
     Column("audio_silence_s", F64, "neither channel speaking, between the first speech and the last", "s"),
     Column("audio_first_speech_s", F64, "time to the first audio of anyone", "s"),
     Column("audio_first_agent_s", F64, "time to the agent's first audio", "s"),
-    Column("audio_drift_s", F64, "median of each logged segment's start minus its audio's start", "s", "mean"),
+    Column("audio_drift_s", F64, "the logged times minus the audio's: the shift of the log within 10 s that lands "
+           "its starts of speech on the audio's", "s", "mean"),
+    Column("audio_drift_confidence", F64, "the share of the logged starts of speech within 0.1 s of one of the "
+           "audio's at that shift", "share", "mean"),
 )
 # Evidence for the viewer's timeline: no view rolls these up.
 VOICE_EVIDENCE: tuple[Column, ...] = (
