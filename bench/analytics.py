@@ -2,6 +2,7 @@
 (``python -m scorelake ...``), one warm-up, then the median of five (run on demand, not in CI).
 
     python bench/analytics.py --scenarios 100000 --baseline 12abd2c
+    python bench/analytics.py --scenarios 100000 --voice-only --out bench/voice.json
 
 - ``latency`` (by domain and by scenario) against ``rates`` on the same warehouse, and the voice
   panel (``voice``, by domain and by scenario) against ``latency``;
@@ -10,6 +11,8 @@
 - ``compare`` and ``gate`` of a run against a re-run of it (the store's first session copied, the
   same scenarios: every one paired) against the ``compare`` of ``--baseline``, the commit before
   like-with-like comparison, on a warehouse that commit ingested from the same store.
+
+``--voice-only``: the voice panel against ``latency`` (and ``rates``) alone, no baseline ingested.
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ def main() -> None:
     parser.add_argument("--baseline", default="12abd2c", help="The commit whose compare is the reference")
     parser.add_argument("--work", type=Path, default=Path("/tmp/scorelake-bench-analytics"))
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "analytics.json")
+    parser.add_argument("--voice-only", action="store_true", help="Time the voice panel against latency alone")
     args = parser.parse_args()
     from bench.synth import build_store
 
@@ -104,34 +108,35 @@ def main() -> None:
     shutil.copytree(first, store / RERUN)
     cli = [sys.executable, "-m", "scorelake"]
     here = {**os.environ, "PYTHONPATH": str(REPO)}
-    there = {**os.environ, "PYTHONPATH": str(baseline_package(args.baseline, args.work))}
-    for warehouse, env in ((current, here), (old, there)):
+    there = None if args.voice_only else {**os.environ, "PYTHONPATH": str(baseline_package(args.baseline, args.work))}
+    for warehouse, env in ((current, here),) if args.voice_only else ((current, here), (old, there)):
         shutil.rmtree(warehouse, ignore_errors=True)
         subprocess.run([*cli, "ingest", str(store), "-w", str(warehouse)], env=env, check=True, capture_output=True)
     pair = [first.name, RERUN]
     results: dict = {"scenarios": args.scenarios + len(list(first.iterdir())), "compared": pair,
-                     "baseline_commit": args.baseline}
-    for name, command, env in (
-            ("rates", ["rates"], here), ("latency", ["latency"], here),
-            ("latency_by_scenario", ["latency", "--by", "scenario"], here),
-            ("voice", ["voice"], here), ("voice_by_scenario", ["voice", "--by", "scenario"], here),
-            ("compare", ["compare", *pair], here), ("gate", ["gate", *pair], here),
+                     **({} if args.voice_only else {"baseline_commit": args.baseline})}
+    voice = (("rates", ["rates"], here), ("latency", ["latency"], here),
+             ("latency_by_scenario", ["latency", "--by", "scenario"], here),
+             ("voice", ["voice"], here), ("voice_by_scenario", ["voice", "--by", "scenario"], here))
+    for name, command, env in voice if args.voice_only else (
+            *voice, ("compare", ["compare", *pair], here), ("gate", ["gate", *pair], here),
             ("compare_baseline", ["compare", *pair], there),
             ("search_every_run", ["show", "--grep", SEARCHED], here)):
         warehouse = old if env is there else current
         results[name] = timed([*cli, *command, "-w", str(warehouse), "--format", "json"]
                               if name != "gate" else [*cli, *command, "-w", str(warehouse)], env)
         print(name, results[name], flush=True)
-    results["search_queries"] = search_queries(current, first.name)
-    print("search_queries", results["search_queries"], flush=True)
     median = lambda name: results[name]["median_s"]  # noqa: E731
     results["ratios"] = {"latency_vs_rates": median("latency") / median("rates"),
                          "latency_by_scenario_vs_rates": median("latency_by_scenario") / median("rates"),
                          "voice_vs_latency": median("voice") / median("latency"),
                          "voice_by_scenario_vs_latency_by_scenario":
-                             median("voice_by_scenario") / median("latency_by_scenario"),
-                         "compare_vs_baseline_compare": median("compare") / median("compare_baseline"),
-                         "gate_vs_baseline_compare": median("gate") / median("compare_baseline")}
+                             median("voice_by_scenario") / median("latency_by_scenario")}
+    if not args.voice_only:
+        results["search_queries"] = search_queries(current, first.name)
+        print("search_queries", results["search_queries"], flush=True)
+        results["ratios"] |= {"compare_vs_baseline_compare": median("compare") / median("compare_baseline"),
+                              "gate_vs_baseline_compare": median("gate") / median("compare_baseline")}
     args.out.write_text(json.dumps(results, indent=2))
     print(json.dumps(results["ratios"], indent=2))
 
