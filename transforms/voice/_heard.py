@@ -119,7 +119,10 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
     heard nothing while the other spoke has every said turn missing. The word error rate is over the
     pairs only. The turns both sides share at the start and at the end pair first: a conversation
     mostly heard right leaves little to align."""
-    said_words, heard_words = [words(t) for t in said], [words(t) for t in heard]
+    said_words = [words(t) for t in said]
+    heard_words = said_words if heard == said else [words(t) for t in heard]
+    if said_words == heard_words:  # most conversations: every turn heard as said
+        return Heard(0, sum(map(len, said_words)), 0, 0, 0, 0, [(k, k) for k in range(len(said))])
     most = min(len(said), len(heard))
     first = 0
     while first < most and said_words[first] == heard_words[first]:
@@ -131,7 +134,7 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
     moves += _aligned(said_words[first:len(said) - last], heard_words[first:len(heard) - last], first)
     moves += [("p", len(said) - last + k, len(heard) - last + k) for k in range(last)]
     last_paired = max((si for how, si, _ in moves if how == "p"), default=None)
-    times_heard = Counter(map(tuple, heard_words))
+    times_heard = Counter(map(tuple, heard_words)) if any(how == "h" for how, _, _ in moves) else Counter()
     errors = total = missing = duplicated = undelivered = extra = 0
     pairs: list[tuple[int | None, int | None]] = []
     for how, si, hj in moves:
@@ -299,12 +302,16 @@ def misheard(entities: Sequence[str], said: list[list[str]], heard: list[list[st
     turn paired with the first said turn holding the entity closest to it (None when that turn was
     never heard)."""
     said_spoken, heard_spoken = [spoken(t) for t in said], [spoken(t) for t in heard]
+    said_joined, heard_joined = ["".join(t) for t in said_spoken], ["".join(t) for t in heard_spoken]
     heard_as = dict(pairs)
     found = []
     for entity in entities:
         target = "".join(spoken(entity.split()))
-        turn = next((i for i, tokens in enumerate(said_spoken) if _spans(tokens, target)), None)
-        if turn is None or any(_spans(tokens, target) for tokens in heard_spoken):
+        # a turn holds the entity only where its spoken form does (a search in C), then as whole words
+        turn = next((i for i, tokens in enumerate(said_spoken) if target in said_joined[i] and _spans(tokens, target)),
+                    None)
+        if turn is None or any(target in heard_joined[i] and _spans(tokens, target)
+                               for i, tokens in enumerate(heard_spoken)):
             continue
         at = heard_as.get(turn)
         if at is None:

@@ -68,13 +68,12 @@ def segments_of(doc: Any) -> Segments:
         return Segments(None, [] if doc is None else [f"not a list of segments (a {type(doc).__name__})"])
     found, anomalies, skipped = [], [], []
     for at, item in enumerate(doc):
-        why = _not_a_segment(item)
-        if why is not None:
-            skipped.append((at, why))
+        if (type(item) is not dict or item.get("speaker") not in (AGENT, USER)
+                or not (_time(start := item.get("start_time")) and _time(end := item.get("end_time"))) or end < start):
+            skipped.append((at, _not_a_segment(item)))  # why, worked out only for an item that is no segment
             continue
         words = item.get("words")
-        found.append(Segment(item["speaker"], float(item["start_time"]), float(item["end_time"]),
-                             words if type(words) is str else str(words or "")))
+        found.append(Segment(item["speaker"], float(start), float(end), words if type(words) is str else str(words or "")))
     if skipped:
         at, why = skipped[0]
         anomalies.append(f"{len(skipped)} of {len(doc)} items are no segment and were left out (item {at}: {why})")

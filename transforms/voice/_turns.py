@@ -31,6 +31,7 @@ KIND_RESPONSE_WINDOW_S = 2.0  # vocal_tic_ and non_directed_response_window_sec
 LONG_GAP_S = 3.0  # a silence longer than this counts in gaps_over_3s
 OPEN_AT_END_S = 1.0  # a user segment ending this close to the call's end ran to it (its end never logged)
 _ROW, _SEG = "_voice_row", "_segment"
+_TICKS_APART = 1 << 40  # more ticks than any call holds (a year of 0.01 s ticks is 3.2e9)
 _KIND_EVENTS = (BACKCHANNEL, VOCAL_TIC, NON_DIRECTED)
 
 
@@ -117,7 +118,10 @@ def _ticks(segments: pl.LazyFrame, calls: pl.LazyFrame) -> tuple[pl.LazyFrame, p
     calls = (calls.join(ends, on=_ROW).with_columns(n=_first_tick(pl.max_horizontal("call_s", "_last"), tick))
              .select(_ROW, "tick", "n"))
     spoken = spans.filter(pl.col("speaker").is_in([AGENT, USER])).sort(_ROW, "speaker", "a", "b")
-    begins = (pl.col("a") > pl.col("b").cum_max().shift(1)).over(_ROW, "speaker").fill_null(True)
+    # a run begins where a segment starts after every earlier one of its speaker has ended: one running
+    # maximum over all conversations, each speaker of each offset past the one before (no window)
+    offset = (pl.col(_ROW).cast(pl.Int64) * 2 + (pl.col("speaker") == USER).cast(pl.Int64)) * _TICKS_APART
+    begins = (offset + pl.col("a") > (offset + pl.col("b")).cum_max().shift(1)).fill_null(True)
     kinds = pl.col("kinds")
     runs = (spoken.with_columns(_run=begins.cum_sum())
             .group_by("_run").agg(pl.first(_ROW), pl.first("speaker"), pl.col("a").min(), pl.col("b").max(),
@@ -145,7 +149,8 @@ def _agent_at(frame: pl.LazyFrame, at: str, agents: pl.LazyFrame, strategy: str,
     before it (``strategy="backward"``) or first at or after it (``"forward"``): its start as ``c``
     and its end as ``d``."""
     return (frame.sort(_ROW, at).join_asof(agents.select(_ROW, pl.col("c").alias(c), pl.col("d").alias(d)),
-                                           left_on=at, right_on=c, by=_ROW, strategy=strategy, coalesce=False)
+                                           left_on=at, right_on=c, by=_ROW, strategy=strategy, coalesce=False,
+                                           check_sortedness=False)  # sorted just before, within each conversation
             .drop(f"{_ROW}_right", strict=False))
 
 
@@ -230,7 +235,8 @@ def _interaction(users: pl.LazyFrame, agents: pl.LazyFrame, effects: pl.LazyFram
     # the agent starting while the user speaks (tau2's agent_interrupts_user)
     user_runs = users.select(_ROW, _ua="a", _ub="b").sort(_ROW, "_ua")
     agent_barge_ins = (agents.sort(_ROW, "c")
-                       .join_asof(user_runs, left_on="c", right_on="_ua", by=_ROW, strategy="backward")
+                       .join_asof(user_runs, left_on="c", right_on="_ua", by=_ROW, strategy="backward",
+                                  check_sortedness=False)
                        .group_by(_ROW).agg(agent_barge_ins=(pl.col("_ub") > pl.col("c")).fill_null(False).sum()))
     facts = calls.select(_ROW)
     for part in (responses, yields, selectivity, agent_barge_ins):
@@ -242,12 +248,13 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     """``voice`` rows with their turn-taking columns (``VOICE_COLUMNS`` names) measured from their
     segments, ``call_s``, ``tick_s`` and ``agent_words``; null for a row without segments, zero where
     it has some but not of that kind; the selectivity columns null unless ``turn_kinds_marked``."""
-    segments = segment_frame(voice).cache()
+    # each made once: every measure and each of tau2's look-ups reads them again
+    segments = segment_frame(voice).collect().lazy()
     calls = (voice.with_row_index(_ROW).select(_ROW, "call_s", tick=pl.col("tick_s").fill_null(TICK_S))
-             .join(segments.select(_ROW).unique(), on=_ROW, how="semi").cache())
-    users, agents, effects, ticked = _ticks(segments, calls)
+             .join(segments.select(_ROW).unique(), on=_ROW, how="semi").collect().lazy())
+    users, agents, effects, ticked = (frame.lazy() for frame in pl.collect_all(_ticks(segments, calls)))
     measured = (calls.select(_ROW).join(_sweep(segments, calls), on=_ROW, how="left")
-                .join(_interaction(users.cache(), agents.cache(), effects, ticked.cache()), on=_ROW, how="left"))
+                .join(_interaction(users, agents, effects, ticked), on=_ROW, how="left"))
     counts = ("responses", "missed_user_turns", "user_barge_ins", "interruptions", "yields", "agent_barge_ins",
               *(f"{k}_total" for k in _KIND_EVENTS), *(f"{k}_errors" for k in _KIND_EVENTS))
     measured = measured.with_columns(pl.col(counts).fill_null(0)).with_columns(
