@@ -110,7 +110,8 @@ def test_turn_taking_measures_each_conversation_of_a_batch_on_its_own():
     assert alone["response_rate"] is None and alone["agent_wpm"] == pytest.approx(4 / (3 / 60))
     assert alone["leading_silence_s"] == 1.0 and alone["dead_air_s"] == 1.0  # no call length: it ends with the speech
     # the user's turn ends at tick 55 (11.0 s), the agent's answer starts at tick 58 (11.7 s covers 11.6-12.1)
-    assert together[3]["response_latency_s"] == pytest.approx(0.6) and together[3]["agent_talk_ratio"] == pytest.approx(1 / 3)
+    assert together[3]["response_latency_s"] == pytest.approx(0.6)
+    assert together[3]["agent_talk_ratio"] == pytest.approx(1 / 3)
 
 
 def test_words_as_wer_counts_them():
@@ -235,6 +236,8 @@ def test_what_the_agent_heard_instead_is_the_span_of_the_turn_it_heard():
         {"entity": "tc 55678", "heard": "tc five five six eight seven", "acted_on": True}]
 
 
+needs_espeak = pytest.mark.skipif(not shutil.which("espeak-ng"),
+                                  reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
 INVENTOR, LIGHT = "qa__telephone_inventor", "qa__speed_of_light"
 
 
@@ -411,7 +414,8 @@ def test_the_review_queue_picks_by_voice_the_most_first(edited):
         measured = [measure(voice[name]) for name in queue["scenario_name"]]
         assert measured == sorted(measured, reverse=True) and all(m > 0 for m in measured), pick
     worst = wh.review_queue("dead_air", BASELINE).row(0, named=True)
-    assert worst["scenario_name"] == "tau2_telecom__service_issue__airplane_mode_on__break_apn_settings__lock_sim_card_pin"
+    assert worst["scenario_name"] == ("tau2_telecom__service_issue__airplane_mode_on__break_apn_settings__"
+                                      "lock_sim_card_pin")
     assert "s after the last speech, the call ended by timeout" in worst["reason"]
     assert set(wh.review_queue("wer", BASELINE)["scenario_name"]) == {LIGHT, INVENTOR}  # the two heard otherwise
 
@@ -515,7 +519,7 @@ def speak_into_wav(segments: list[dict], path, shift_s: float, moved: dict[int, 
     soundfile.write(path, np.clip(tracks.T, -1, 1), rate or spoken_rate, subtype=subtype, format=container)
 
 
-@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+@needs_espeak
 def test_the_audio_measures_find_real_speech_at_the_logged_times_and_their_drift(tmp_path):
     """Two recordings of qa__telephone_inventor spoken by espeak-ng at its segments' times 0.25 s late:
     as logged, and with the user's second turn moved to 16.0 s, inside the agent's 14.809-17.619."""
@@ -566,7 +570,8 @@ def test_the_scenario_page_plays_the_recording_in_the_ranges_asked(recorded):
     whole = (runs / BASELINE / INVENTOR / "conversation_log.wav").read_bytes()
     part = client.get(f"/runs/{BASELINE}/audio/{INVENTOR}", headers={"Range": "bytes=44-1043"})
     assert part.status_code == 206 and part.content == whole[44:1044]
-    assert part.headers["content-range"] == f"bytes 44-1043/{len(whole)}" and part.headers["content-type"] == "audio/wav"
+    assert part.headers["content-range"] == f"bytes 44-1043/{len(whole)}"
+    assert part.headers["content-type"] == "audio/wav"
     assert "<audio" not in client.get(f"/runs/{BASELINE}/scenarios/{LIGHT}").text  # no recording
     assert client.get(f"/runs/{BASELINE}/audio/{LIGHT}").status_code == 404
     assert client.get(f"/runs/{BASELINE}/audio/..%2F..%2Fetc%2Fpasswd").status_code == 404
@@ -602,7 +607,7 @@ def _heard_in(tmp_path, name: str, shift_s: float = 0.25, **wav) -> dict:
     return audio_facts(str(tmp_path / f"{name}.wav"), segments_of(logged).segments)
 
 
-@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+@needs_espeak
 def test_quiet_speech_and_a_noisy_line_read_as_the_speech_they_hold(tmp_path):
     """Speech at -45 dBFS (a fixed -40 dBFS threshold heard none of it) and speech under a -35 dBFS
     noise floor (which that threshold heard as one long speech): each channel's talk within 10% of
@@ -617,7 +622,7 @@ def test_quiet_speech_and_a_noisy_line_read_as_the_speech_they_hold(tmp_path):
         assert heard["audio_drift_s"] == pytest.approx(-0.25, abs=0.06), name  # spoken 0.25 s after the log
 
 
-@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+@needs_espeak
 @pytest.mark.parametrize(("container", "subtype", "rate"), [
     ("WAVEX", "PCM_16", None), ("WAV", "PCM_24", None), ("WAV", "FLOAT", None), ("WAV", "PCM_U8", None),
     ("WAV", "PCM_16", 8000), ("WAVEX", "PCM_32", 48000)])
@@ -629,7 +634,7 @@ def test_any_pcm_wav_is_measured(tmp_path, container, subtype, rate):
     assert heard["audio_drift_s"] == pytest.approx(-0.25, abs=0.021)
 
 
-@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+@needs_espeak
 def test_the_drift_is_the_shift_that_lands_the_logged_starts_on_the_audio(tmp_path):
     """The recording 1.0 s and 3.3 s later than the log (the former measure read 0.65 s for 1.0 s)."""
     for shift in (1.0, 3.3):
@@ -638,7 +643,7 @@ def test_the_drift_is_the_shift_that_lands_the_logged_starts_on_the_audio(tmp_pa
         assert heard["audio_drift_confidence"] >= 0.8, shift
 
 
-@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="Debian's espeak-ng speaks the recordings (.ci/run installs it)")
+@needs_espeak
 def test_no_speech_or_speech_lost_in_noise_is_a_warning_not_numbers(tmp_path):
     runs = tmp_path / "runs"
     shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)

@@ -69,7 +69,7 @@ def _show(c, policy: str) -> None:
         cells = [[r["domain"], seconds(r["overlap_a_s"]), seconds(r["overlap_b_s"]),
                   "" if r["overlap_rise_s"] is None else f"{r['overlap_rise_s']:+.2f}", share(r["wer_a"]),
                   share(r["wer_b"]), "" if r["wer_rise_pts"] is None else f"{r['wer_rise_pts']:+.1f}",
-                  str(r["words_a"] or ""), str(r["words_b"] or ""), str(r["missing_a"] or ""), str(r["missing_b"] or "")]
+                  *(str(r[k] or "") for k in ("words_a", "words_b", "missing_a", "missing_b"))]
                  for r in c.voice.iter_rows(named=True)]
         print()
         headers = ["domain", "overlap A s", "overlap B s", "B-A s", "WER A", "WER B", "B-A pts", "words A", "words B",

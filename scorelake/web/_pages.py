@@ -472,13 +472,15 @@ def _compare_latency(comparison) -> str:
     if comparison.latency is None or not comparison.latency.height:
         return ""
     rows = "".join(
-        f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['median_a_ms']:.0f}</td><td class=num>{r['median_b_ms']:.0f}"
-        f"</td><td class=num>{r['delta_ms']:+.0f}</td><td class=num>[{r['delta_ci_low_ms']:+.0f}, "
-        f"{r['delta_ci_high_ms']:+.0f}]</td><td class=num>{r['p95_a_ms']:.0f}</td><td class=num>{r['p95_b_ms']:.0f}</td></tr>"
+        f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['median_a_ms']:.0f}</td>"
+        f"<td class=num>{r['median_b_ms']:.0f}</td><td class=num>{r['delta_ms']:+.0f}</td>"
+        f"<td class=num>[{r['delta_ci_low_ms']:+.0f}, {r['delta_ci_high_ms']:+.0f}]</td>"
+        f"<td class=num>{r['p95_a_ms']:.0f}</td><td class=num>{r['p95_b_ms']:.0f}</td></tr>"
         for r in comparison.latency.iter_rows(named=True))
     slowed = "" if comparison.slowed is None or not comparison.slowed.height else (
         "<p class=\"note\">slowed most (median): " + esc(", ".join(
-            f"{r['scenario_name']} (+{r['slower_ms']:.0f} ms)" for r in comparison.slowed.iter_rows(named=True))) + "</p>")
+            f"{r['scenario_name']} (+{r['slower_ms']:.0f} ms)" for r in comparison.slowed.iter_rows(named=True)))
+        + "</p>")
     return ('<h2>Response latency (ms) of the scenarios compared</h2><table id="compare-latency"><tr>'
             '<th>domain</th><th title="median response latency in run A">p50 A</th><th>p50 B</th>'
             '<th title="B minus A, medians">B-A</th><th title="bootstrap 95% interval of B-A">95% CI</th>'

@@ -58,8 +58,9 @@ def timeline_svg(voice: dict) -> str:
                      f'fill="{"#4a7bd0" if speaker == "agent" else "#6aa86b"}"><title>{esc(speaker)} '
                      f'{s0:.1f}-{logged_end:.1f} s: {esc(said)}</title></rect>')
         if logged_end > s1:
-            parts.append(f'<text class="clipped" x="{_x(s1, start, span) - 2:.1f}" y="{lanes[speaker] + LANE / 2 + 4:.0f}" '
-                         f'font-size="10" fill="#fff" text-anchor="end">clipped: {logged_end - s0:.1f} s</text>')
+            parts.append(f'<text class="clipped" x="{_x(s1, start, span) - 2:.1f}" '
+                         f'y="{lanes[speaker] + LANE / 2 + 4:.0f}" font-size="10" fill="#fff" '
+                         f'text-anchor="end">clipped: {logged_end - s0:.1f} s</text>')
     measured = [Segment(*s[:4]) for s in segments]
     agent = union((s.start, s.end) for s in measured if s.speaker == "agent")
     user = union((s.start, s.end) for s in measured if s.speaker == "user")
@@ -85,7 +86,8 @@ def timeline_svg(voice: dict) -> str:
             parts.append(f'<text class="latency-label" x="{x:.1f}" y="{TOP - 6}" font-size="10" fill="#2b55b0" '
                          f'text-anchor="middle">{answer - end_of_turn:.1f} s</text>')
     trailing = voice.get("trailing_silence_s") or 0
-    after = f" · then {trailing:.1f} s of dead air to the {voice.get('call_end') or 'end'}" if trailing > LONG_SILENCE_S else ""
+    after = (f" · then {trailing:.1f} s of dead air to the {voice.get('call_end') or 'end'}"
+             if trailing > LONG_SILENCE_S else "")
     parts.append(f'<text class="span" x="{WIDTH - 2}" y="{height - 4}" font-size="10" fill="#555" text-anchor="end">'
                  f'{span:.0f} s{esc(after)}</text></svg>')
     return "".join(parts)

@@ -86,7 +86,8 @@ def _frames(path: str) -> _Channels:
                 values = pl.from_arrow(pa.Array.from_buffers(pa.float32(), len(data) // 4, [None, pa.py_buffer(data)]))
                 samples += len(values) // 2
                 frames = len(values) // 2 // frame  # a last part frame is no frame
-                block = pl.DataFrame({c: values.gather_every(2, offset=i)[:frames * frame] for i, c in enumerate(CHANNELS)})
+                block = pl.DataFrame({c: values.gather_every(2, offset=i)[:frames * frame]
+                                      for i, c in enumerate(CHANNELS)})
                 energy = (block.with_columns(pl.all().cast(pl.Float64).pow(2))
                           .group_by((pl.int_range(pl.len()) // frame).alias("_frame"), maintain_order=True).mean())
                 # as 16-bit samples at a rate the VAD hears (the nearest sample where it is resampled)
@@ -156,7 +157,8 @@ def drift(speech: dict[str, list[tuple[float, float]]], segments: list[Segment])
                          bisect.bisect_right(heard, start + DRIFT_RANGE_S + ONSET_S)]
             for onset in near:
                 gap = onset - start
-                for k in range(max(-steps, int((gap - ONSET_S) / FRAME_S)), min(steps, int((gap + ONSET_S) / FRAME_S)) + 1):
+                low, high = max(-steps, int((gap - ONSET_S) / FRAME_S)), min(steps, int((gap + ONSET_S) / FRAME_S))
+                for k in range(low, high + 1):
                     score[k + steps] += max(0.0, 1 - abs(k * FRAME_S - gap) / ONSET_S)
     if not pairs:
         return None

@@ -93,7 +93,8 @@ def _acted_after(context: list, heard: list[tuple[int, str]]) -> list[bool]:
     return [place < last_act for place, _ in heard]
 
 
-PAIRED_AT_MOST = 0.5  # a said and a heard turn pair when at most half the said words (one at least) were heard otherwise
+# a said and a heard turn pair when at most half the said words (one at least) were heard otherwise
+PAIRED_AT_MOST = 0.5
 
 
 class Heard(NamedTuple):

@@ -73,7 +73,8 @@ def segments_of(doc: Any) -> Segments:
             skipped.append((at, _not_a_segment(item)))  # why, worked out only for an item that is no segment
             continue
         words = item.get("words")
-        found.append(Segment(item["speaker"], float(start), float(end), words if type(words) is str else str(words or "")))
+        found.append(Segment(item["speaker"], float(start), float(end),
+                             words if type(words) is str else str(words or "")))
     if skipped:
         at, why = skipped[0]
         anomalies.append(f"{len(skipped)} of {len(doc)} items are no segment and were left out (item {at}: {why})")

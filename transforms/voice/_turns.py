@@ -225,8 +225,8 @@ def _interaction(users: pl.LazyFrame, agents: pl.LazyFrame, effects: pl.LazyFram
                .pipe(_agent_at, "e0", agents, "backward", "_c_over", "_d_over")
                .pipe(_agent_at, "e0", agents, "forward", "_answer", "_answer_end")
                .with_columns(over=(pl.col("_d_over") > e0).fill_null(False)))
-    kind_events.append(outside.filter(pl.col("over")).filter(
-        (pl.col("_d_over") - e0).cast(pl.Float64) * tick <= KIND_YIELD_WINDOW_S).select(_ROW, "kind", error=pl.lit(True)))
+    stopped_in = (pl.col("_d_over") - e0).cast(pl.Float64) * tick <= KIND_YIELD_WINDOW_S
+    kind_events.append(outside.filter(pl.col("over") & stopped_in).select(_ROW, "kind", error=pl.lit(True)))
     kind_events.append(outside.filter(~pl.col("over")).select(
         _ROW, "kind", error=(pl.col("_answer") <= pl.col("e1") + _window(KIND_RESPONSE_WINDOW_S)).fill_null(False)))
     selectivity = pl.concat(kind_events).group_by(_ROW).agg(
