@@ -297,6 +297,7 @@ FAILURE_CAUSES: tuple[Cause, ...] = (
     Cause("logic", "none of the above: heard right, the agent still did the wrong thing", "true",
           "'failed by: ' || array_to_string(failed, ', ')"),
 )
+CAUSE_NAMES = tuple(c.name for c in FAILURE_CAUSES)  # in their order of precedence
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "runs": {

@@ -13,7 +13,7 @@ from scorelake.cli._app import cell, command, emitted, err, fail, ms
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, RunsOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
-from scorelake.transforms.columns import FAILURE_CAUSES, VOICE_METRICS, Column
+from scorelake.transforms.columns import CAUSE_NAMES, VOICE_METRICS, Column
 
 
 class LatencyBy(StrEnum):
@@ -57,7 +57,6 @@ def latency(
 MIN_EVENTS = 10
 # The panel: each declared voice metric with a heading (transforms/columns.py VOICE_METRICS)
 VOICE_PANEL = tuple(c for c in VOICE_METRICS if c.label)
-CAUSES = tuple(c.name for c in FAILURE_CAUSES)  # in their order of precedence
 
 
 def _shown(row: dict, metric: Column, events: bool = True) -> str:
@@ -110,7 +109,7 @@ def voice(
     cells = [[r["run_id"], r["domain"], str(r["scenarios"]),
               *(_shown(r, metric) for metric in VOICE_PANEL),
               "" if r["interrupted_turns"] is None else str(r["interrupted_turns"]),
-              " ".join(f"{c}={r[f'failed_{c}']}" for c in CAUSES if r[f"failed_{c}"])]
+              " ".join(f"{c}={r[f'failed_{c}']}" for c in CAUSE_NAMES if r[f"failed_{c}"])]
              for r in found.iter_rows(named=True)]
     headers = ["run", "domain", "scenarios", *(m.label for m in VOICE_PANEL), "interrupted", "failed by cause"]
     show_grid(Grid(headers, cells, "voice (s: seconds; rates pooled over their events)", keys=2,

@@ -14,7 +14,7 @@ import polars as pl
 
 from scorelake.html._explain import explain_html
 from scorelake.transforms.analysis import Comparison, delta_text
-from scorelake.transforms.columns import FAILURE_CAUSES
+from scorelake.transforms.columns import CAUSE_NAMES
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
 # ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.
@@ -217,7 +217,6 @@ VOICE_CHARTS = (("WER of what the agent heard", "user_to_agent_wer", "{:.1%}"),
                 ("overlap of speech a scenario (s)", "overlap_s", "{:.2f}"),
                 ("user turns answered", "response_rate", "{:.1%}"),
                 ("agent's share of the talk", "agent_talk_ratio", "{:.1%}"))
-CAUSES = tuple(c.name for c in FAILURE_CAUSES)  # in their order of precedence
 
 
 def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
@@ -242,10 +241,10 @@ def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
                       f"{bars}</svg></figure>")
     causes = "".join(
         f"<tr><td>{html.escape(r['run_id'])}</td><td class=num>{r['failed']}</td>"
-        + "".join(f"<td class=num>{r['failed_' + c] or ''}</td>" for c in CAUSES) + "</tr>" for r in rows)
+        + "".join(f"<td class=num>{r['failed_' + c] or ''}</td>" for c in CAUSE_NAMES) + "</tr>" for r in rows)
     return ("<p class='note'>Per run, the whole run (see the README's \"Voice\"); runs numbered as above.</p>"
             f"<div id='voice-charts'>{''.join(charts)}</div><table id='failure-causes'><tr><th>run</th><th>failed</th>"
-            + "".join(f"<th>{c}</th>" for c in CAUSES) + f"</tr>{causes}</table>")
+            + "".join(f"<th>{c}</th>" for c in CAUSE_NAMES) + f"</tr>{causes}</table>")
 
 
 def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,

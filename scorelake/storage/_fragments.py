@@ -85,7 +85,7 @@ def _failure_causes_held() -> str:
 def _failure_cause_evidence() -> str:
     """scenario_failure_causes: each held cause's evidence, in order."""
     cases = " ".join(f"WHEN '{c.name}' THEN {c.evidence}" for c in FAILURE_CAUSES)
-    return f"(list_transform(failure_causes, lambda c: CASE c {cases} END))"
+    return f"list_transform(failure_causes, lambda c: CASE c {cases} END)"
 
 
 def _failure_cause_counts() -> str:

@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import polars as pl
 
-from scorelake.transforms.columns import FAILURE_CAUSES
+from scorelake.transforms.columns import CAUSE_NAMES
 from scorelake.transforms.voice import (
     AGENT,
     LONG_SEGMENT_S,
@@ -25,7 +25,6 @@ from scorelake.web._pages import esc, link, scenario_link, segment
 LONG_SILENCE_S = 2.0  # a silence longer than this is marked on the timeline
 # the timeline's drawing: its width, the room left of the lanes for their names, a lane's height, the room above
 WIDTH, LEFT, LANE, TOP = 900, 42, 26, 22
-CAUSES = tuple(c.name for c in FAILURE_CAUSES)  # in their order of precedence
 
 
 def _x(t: float, start: float, span: float) -> float:
@@ -179,7 +178,7 @@ def voice_page(run: str, panel: pl.DataFrame, scenarios: pl.DataFrame, policy: s
         return f"<td class=num>{'' if value is None else shown}</td>"
 
     def domain_row(r: dict) -> str:
-        causes = " ".join(f"{c}={r['failed_' + c]}" for c in CAUSES if r["failed_" + c])
+        causes = " ".join(f"{c}={r['failed_' + c]}" for c in CAUSE_NAMES if r["failed_" + c])
         return (f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['scenarios']}</td>"
                 + cell(r["agent_talk_ratio"], f"{(r['agent_talk_ratio'] or 0) * 100:.1f}%")
                 + cell(r["overlap_s"], f"{r['overlap_s'] or 0:.2f}") + cell(r["agent_barge_ins"], r["agent_barge_ins"])

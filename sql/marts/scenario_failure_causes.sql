@@ -28,9 +28,11 @@ facts AS (
 held AS (
     SELECT *, {{ failure_causes_held }} AS failure_causes
     FROM facts
+),
+evidenced AS (
+    SELECT *, {{ failure_cause_evidence }} AS causes_evidence
+    FROM held
 )
 SELECT run_id, scenario_name, domain, policy_id, policy_name, failure_causes,
-       failure_causes[1] AS failure_cause,
-       {{ failure_cause_evidence }}[1] AS evidence,
-       {{ failure_cause_evidence }} AS causes_evidence
-FROM held
+       failure_causes[1] AS failure_cause, causes_evidence[1] AS evidence, causes_evidence
+FROM evidenced

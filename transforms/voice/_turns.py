@@ -92,6 +92,11 @@ def _sweep(segments: pl.LazyFrame, calls: pl.LazyFrame) -> pl.LazyFrame:
             .drop("_gaps_inside", "_first", "_last", "_user_start", "_user_end"))
 
 
+def _calls(voice: pl.LazyFrame) -> pl.LazyFrame:
+    """Each ``voice`` row's call: its place (``_voice_row``), length and tick (tau2's where unrecorded)."""
+    return voice.with_row_index(_ROW).select(_ROW, "call_s", tick=pl.col("tick_s").fill_null(TICK_S))
+
+
 def _first_tick(t: pl.Expr, tick: pl.Expr) -> pl.Expr:
     """The first tick whose midpoint, ``(k + 0.5) * tick``, is at or after ``t`` (from 0): a speech
     from ``start`` to ``end`` covers the midpoints of ticks ``_first_tick(start)`` up to, not
@@ -250,13 +255,13 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     it has some but not of that kind; the selectivity columns null unless ``turn_kinds_marked``."""
     # each made once: every measure and each of tau2's look-ups reads them again
     segments = segment_frame(voice).collect().lazy()
-    calls = (voice.with_row_index(_ROW).select(_ROW, "call_s", tick=pl.col("tick_s").fill_null(TICK_S))
-             .join(segments.select(_ROW).unique(), on=_ROW, how="semi").collect().lazy())
+    calls = _calls(voice).join(segments.select(_ROW).unique(), on=_ROW, how="semi").collect().lazy()
     users, agents, effects, ticked = (frame.lazy() for frame in pl.collect_all(_ticks(segments, calls)))
     measured = (calls.select(_ROW).join(_sweep(segments, calls), on=_ROW, how="left")
                 .join(_interaction(users, agents, effects, ticked), on=_ROW, how="left"))
+    kind_counts = [f"{k}_{part}" for k in _KIND_EVENTS for part in ("total", "errors")]
     counts = ("responses", "missed_user_turns", "user_barge_ins", "interruptions", "yields", "agent_barge_ins",
-              *(f"{k}_total" for k in _KIND_EVENTS), *(f"{k}_errors" for k in _KIND_EVENTS))
+              *kind_counts)
     measured = measured.with_columns(pl.col(counts).fill_null(0)).with_columns(
         user_turns=pl.col("responses") + pl.col("missed_user_turns"))
     talk_s, user_turns = pl.col("agent_talk_s") + pl.col("user_talk_s"), pl.col("user_turns")
@@ -270,8 +275,7 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     schema = voice.collect_schema()
     names = [name for name in facts.collect_schema().names() if name != _ROW]
     marked = pl.col("turn_kinds_marked").fill_null(False)
-    selectivity = [f"{k}{suffix}" for k in _KIND_EVENTS for suffix in ("_total", "_errors")] + [
-        f"selectivity_{k}" for k in _KIND_EVENTS]
+    selectivity = [*kind_counts, *(f"selectivity_{k}" for k in _KIND_EVENTS)]
     return (voice.with_row_index(_ROW).drop(names).join(facts, on=_ROW, how="left", maintain_order="left")
             .with_columns(agent_wpm=per(pl.col("agent_words"), pl.col("agent_talk_s") / 60),
                           **{name: pl.when(marked).then(name) for name in selectivity})
@@ -282,8 +286,7 @@ def response_events(voice: pl.LazyFrame) -> pl.LazyFrame:
     """tau2's response events of ``voice`` rows (their segments, ``call_s`` and ``tick_s``), for the
     viewer's timeline: (``_voice_row``, ``turn_end``, ``answer``) in seconds on their ticks, the start
     of the agent's answer null when the user spoke again first."""
-    calls = voice.with_row_index(_ROW).select(_ROW, "call_s", tick=pl.col("tick_s").fill_null(TICK_S))
-    users, agents, _, ticked = _ticks(segment_frame(voice), calls)
+    users, agents, _, ticked = _ticks(segment_frame(voice), _calls(voice))
     tick = pl.col("tick")
     return _response_events(_user_turns(users, agents, ticked)).select(
         _ROW, turn_end=pl.col("b").cast(pl.Float64) * tick,
