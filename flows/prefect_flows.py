@@ -155,7 +155,12 @@ def gate_task(warehouse: str, run_ids: list[str], notify_url: str | None, max_dr
                                  description="scorelake gate of a new run against the run before it in its group")
         if not result.passed:
             get_run_logger().warning(gate_summary(result))
-    if delivery is not None and delivery.kept:
+    if delivery is not None and delivery.refused:
+        get_run_logger().error(f"{delivery.refused} alert(s) refused by the webhook for good: set aside in "
+                               f"{_outbox(warehouse, notify_url)}.refused with the reason")
+    if delivery is not None and delivery.busy:
+        get_run_logger().warning("another flow run is delivering alerts: this run's are in the outbox, sent by it")
+    elif delivery is not None and delivery.kept:
         get_run_logger().error(f"{delivery.kept} alert(s) not delivered to the webhook ({delivery.last_error}): "
                                "kept, and sent with the next run")
     return results

@@ -224,10 +224,10 @@ def test_the_viewers_review_writes_refuse_what_they_cannot_store_and_never_read_
 
     wh = scorelake.open(tmp_path / "wh")
     wh.ingest(CONFORMANCE / BASELINE)
-    server, url = serve(tmp_path / "wh", "--review", "--token", "secret")
+    server, url = serve(tmp_path / "wh", "--review", "--token", "secret-secret-secret")
     origin = {"Origin": url, "Content-Type": "application/x-www-form-urlencoded"}
 
-    def post(fields: dict, token: str = "secret") -> tuple[int, dict]:
+    def post(fields: dict, token: str = "secret-secret-secret") -> tuple[int, dict]:
         from urllib.parse import urlencode
 
         body = urlencode({"token": token, "run": BASELINE, "scenario": "qa__telephone_inventor",

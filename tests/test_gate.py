@@ -249,7 +249,7 @@ class _Webhook:
         import http.server
         import threading
 
-        self.heard, self.behaviour = [], "ok"
+        self.heard, self.behaviour, self.delay_s = [], "ok", 0.0
         hook = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -267,7 +267,8 @@ class _Webhook:
                         self.wfile.flush()
                         time.sleep(0.2)
                     return
-                status = 500 if hook.behaviour == "fail" else 200
+                time.sleep(hook.delay_s)
+                status = 500 if hook.behaviour == "fail" else 400 if body.get("text") == "refuse me" else 200
                 if status == 200:
                     hook.heard.append(body)
                 self.send_response(status)
@@ -316,5 +317,49 @@ def test_an_alert_the_webhook_does_not_take_is_kept_and_sent_with_the_next_run(t
         assert (second.sent, second.kept) == (2, 0)
         assert [h["text"] for h in hook.heard] == ["run 1 regressed", "run 2 regressed"]
         assert not outbox.exists()
+    finally:
+        hook.close()
+
+
+def test_alerts_go_on_past_one_refused_for_good_or_unreadable_and_overlapping_runs_send_each_once(tmp_path):
+    """An alert the webhook refuses for good (400) and a line of the outbox that is not UTF-8 are set
+    aside with the reason, and the alerts after them are delivered, in order; two runs delivering one
+    outbox at once send each alert once; a delivery stops at its time budget, the rest kept."""
+    import threading
+
+    from scorelake.transforms.pipeline import deliver
+
+    hook = _Webhook()
+    outbox = tmp_path / "outbox.jsonl"
+    try:
+        outbox.write_bytes(b'{"text": "kept 1"}\n\xff\xfe not UTF-8\n')
+        first = deliver(hook.url, [{"text": "refuse me"}, {"text": "new 1"}], outbox, deadline_s=2.0, attempts=2,
+                        backoff_s=0.05)
+        assert (first.sent, first.refused, first.kept) == (2, 2, 0) and first.last_error is None
+        assert [h["text"] for h in hook.heard] == ["kept 1", "new 1"]
+        refused = [json.loads(line) for line in (tmp_path / "outbox.jsonl.refused").read_text().splitlines()]
+        assert [r["reason"].split(":")[0] for r in refused] == ["unreadable", "the webhook answered HTTP 400"]
+        assert not outbox.exists()
+
+        hook.heard.clear()
+        hook.delay_s = 0.05
+        outbox.write_text("".join(json.dumps({"text": f"queued {k}"}) + "\n" for k in range(12)))
+        runs = [threading.Thread(target=deliver, args=(hook.url, [{"text": f"run {k}"}], outbox)) for k in (1, 2)]
+        for run in runs:
+            run.start()
+        for run in runs:
+            run.join(60)
+        if outbox.exists():  # the run that found delivery under way left its alert to the next one
+            deliver(hook.url, [], outbox)
+        texts = [h["text"] for h in hook.heard]
+        assert len(texts) == len(set(texts)) == 14 and texts[:12] == [f"queued {k}" for k in range(12)]
+
+        hook.heard.clear()
+        outbox.write_text("".join(json.dumps({"text": f"many {k}"}) + "\n" for k in range(1000)))
+        started = time.monotonic()
+        budgeted = deliver(hook.url, [], outbox, budget_s=1.0)
+        assert time.monotonic() - started < 3 and budgeted.kept == 1000 - budgeted.sent > 0
+        assert "budget" in budgeted.last_error
+        assert [h["text"] for h in hook.heard] == [f"many {k}" for k in range(budgeted.sent)]
     finally:
         hook.close()

@@ -6,6 +6,7 @@ Krippendorff's alpha)."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from tests.test_view import browser  # noqa: F401 (the fixture)
 
 runner = CliRunner()
 SCORELAKE = str(Path(sys.executable).parent / "scorelake")
+TOKEN = "review-token-0123456789"  # at least 16 characters: shorter ones are refused
 
 
 @pytest.fixture
@@ -392,10 +394,10 @@ def test_a_review_through_the_viewers_queue_in_chromium(tmp_path, browser):
 
     wh = scorelake.open(tmp_path / "wh")
     wh.ingest(CONFORMANCE / BASELINE)
-    server, url = serve_view(wh.location, "--review", "--token", "tok")
+    server, url = serve_view(wh.location, "--review", "--token", TOKEN)
     try:
         assert urllib_status(f"{url}/review") == 401  # the token is required on loopback too
-        browser.get(f"{url}/review?token=tok&pick=errors")
+        browser.get(f"{url}/review?token={TOKEN}&pick=errors")
         left = browser.find_element(By.ID, "left").text
         browser.find_element(By.ID, "start").click()
         WebDriverWait(browser, 30).until(lambda b: "/scenarios/" in b.current_url)
@@ -409,10 +411,10 @@ def test_a_review_through_the_viewers_queue_in_chromium(tmp_path, browser):
         # the reviewer's name is remembered for the next form
         assert browser.find_element(By.CSS_SELECTOR, "#review-is_successful- input[name=reviewer]").get_attribute(
             "value") == "alice"
-        browser.get(f"{url}/runs/{BASELINE}/scenarios/{first}?token=tok")
+        browser.get(f"{url}/runs/{BASELINE}/scenarios/{first}?token={TOKEN}")
         standing = browser.find_element(By.CSS_SELECTOR, "#review-is_successful- td.standing").text
         assert "by alice: <script>document.title='owned'</script>" in standing and browser.title != "owned"
-        browser.get(f"{url}/review?token=tok&pick=errors")
+        browser.get(f"{url}/review?token={TOKEN}&pick=errors")
         assert browser.find_element(By.ID, "left").text != left
     finally:
         server.terminate()
@@ -566,16 +568,16 @@ def test_the_queue_is_in_the_navigation_and_a_missing_token_gets_a_page_that_say
 
     wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="alice")
     wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "fail", reviewer="bob")
-    client = TestClient(make_app(wh, token="t", review=True))
+    client = TestClient(make_app(wh, token=TOKEN, review=True))
     refused = client.get("/")
     assert refused.status_code == 401 and "A token is needed" in refused.text and "?token=" in refused.text
     client.cookies.set("scorelake_reviewer", "alice")
-    page = client.get("/?token=t").text
+    page = client.get(f"/?token={TOKEN}").text
     assert 'id="nav-review"' in page and "1 reviewed by alice" in page and "1 where reviewers disagree" in page
-    queue = client.get("/review?token=t").text
+    queue = client.get(f"/review?token={TOKEN}").text
     assert 'id="progress"' in queue and "<td>alice</td><td class=num>1</td>" in queue
     wh.review(BASELINE, "qa__moon_landing", "judge_passed", "pass", reviewer="alice")  # a new version: counted again
-    assert "2 reviewed by alice" in client.get("/?token=t").text
+    assert "2 reviewed by alice" in client.get(f"/?token={TOKEN}").text
     assert 'id="nav-review"' not in TestClient(make_app(wh)).get("/").text  # read-only: no queue
 
 
@@ -587,3 +589,45 @@ def test_the_judge_errors_queue_puts_first_what_gates_success_and_says_what_does
         assert ("gates nothing here" in r["reason"]) == (not r["gated"])
     assert queue["gated"].to_list() == sorted(queue["gated"].to_list(), reverse=True)  # gated first
     assert queue["gated"].any() and not queue["gated"].all()  # the baseline has both kinds
+
+
+def test_names_that_print_alike_are_one_reviewer_or_refused_and_names_are_bounded(wh, tmp_path):
+    """NFKC and case-folded, Alice and ALICE (full-width too) are one voter and cannot outvote bob
+    under majority; a zero-width space, a right-to-left override or Cyrillic letters among Latin
+    ones are refused, naming why, as is a name over 64 characters; in an import, the line says so
+    and nothing of the file is stored; the adjudicator a policy names is folded the same way."""
+    scenario = "qa__speed_of_light"
+    for name in ("Alice", "ＡＬＩＣＥ", " alice "):
+        wh.review(BASELINE, scenario, "judge_passed", "fail", reviewer=name)
+    wh.review(BASELINE, scenario, "judge_passed", "pass", reviewer="bob")
+    wh.review(BASELINE, scenario, "judge_passed", "pass", reviewer="carol")
+    assert set(wh.reviews(history=True)["reviewer"]) == {"alice", "bob", "carol"}
+    majority = wh.rescore("by-majority", reviews=True, review_rule="majority", prefect=False).policy
+    assert scores(wh, majority)[scenario]["judge_passed"] is True  # bob and carol outvote alice, once
+    for name, why in (("alice\u200b", "U+200B"), ("a\u202elice", "U+202E"), ("\u0430lice", "cyrillic and latin"),
+                      ("x" * 65, "at most 64")):
+        with pytest.raises(scorelake.InvalidArgument, match=re.escape(why)):
+            wh.review(BASELINE, scenario, "judge_passed", "fail", reviewer=name)
+    labels = tmp_path / "labels.csv"
+    labels.write_text(f"run_id,scenario_name,signal,verdict,reviewer\n{BASELINE},{scenario},judge_passed,fail,dave\n"
+                      f"{BASELINE},{scenario},judge_passed,fail,\u0430lice\n")
+    with pytest.raises(scorelake.InvalidArgument, match="line 3: the reviewer's name mixes"):
+        wh.import_reviews(labels)
+    assert "dave" not in set(wh.reviews(history=True)["reviewer"])
+    ruled = wh.rescore("by-alice", reviews=True, review_rule="adjudicated", adjudicator="ALICE", prefect=False).policy
+    assert scores(wh, ruled)[scenario]["judge_passed"] is False  # alice's verdict decides
+
+
+def test_corrected_rates_from_few_labels_read_as_uncertain_and_a_blank_or_a_clip_says_why(wh):
+    from scorelake.transforms.analysis import Labels, rogan_gladen
+
+    one_each = rogan_gladen(100, 100, Labels(1, 0, 1, 0))  # was 100.0 % [100.0 %, 100.0 %]
+    assert one_each.rate == 1.0 and one_each.ci_low < 0.5
+    chance = rogan_gladen(60, 100, Labels(1, 1, 1, 1))
+    assert chance.rate is None and "no better than chance" in chance.note
+    assert rogan_gladen(60, 100, Labels(5, 0, 0, 0)).note == "no label people failed"
+    clipped = rogan_gladen(100, 100, Labels(9, 1, 8, 2))  # (1 + 0.8 - 1) / (0.9 + 0.8 - 1): 114.3 %
+    assert clipped.rate == 1.0 and clipped.note == "clipped from 114.3%"
+    for width in ("1e-200", "1e-9", "0"):
+        refused = runner.invoke(app, ["compare-judges", "human", "recorded", "--plan", width, "-w", wh.location])
+        assert refused.exit_code == 2 and "from 0.01 to 2" in refused.output, refused.output

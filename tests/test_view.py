@@ -151,13 +151,13 @@ def test_two_runs_side_by_side_and_the_policy_switcher(warehouse, site, browser)
 
 
 def test_off_loopback_a_token_is_required(warehouse):
-    server, url = serve(warehouse, "--host", "0.0.0.0", "--token", "s3cret")
+    server, url = serve(warehouse, "--host", "0.0.0.0", "--token", "s3cret-s3cret-s3cret")
     try:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{url}/", timeout=10)
         assert refused.value.code == 401
-        assert urllib.request.urlopen(f"{url}/?token=s3cret", timeout=10).status == 200
-        request = urllib.request.Request(f"{url}/runs/{BASELINE}", headers={"Authorization": "Bearer s3cret"})
+        assert urllib.request.urlopen(f"{url}/?token=s3cret-s3cret-s3cret", timeout=10).status == 200
+        request = urllib.request.Request(f"{url}/runs/{BASELINE}", headers={"Authorization": "Bearer s3cret-s3cret-s3cret"})
         assert urllib.request.urlopen(request, timeout=10).status == 200
     finally:
         server.terminate()
@@ -232,7 +232,7 @@ def long_names(tmp_path_factory) -> Path:
 
 def test_every_page_fits_the_window_at_1280_and_800_pixels(long_names, browser, tmp_path):
     """No page scrolls sideways: long names wrap, wide tables scroll inside their own box."""
-    server, url = serve(long_names, "--review", "--token", "t")
+    server, url = serve(long_names, "--review", "--token", "t" * 16)
     try:
         wh = scorelake.open(long_names)
         scenario = wh.scenarios(run=WIDE_RUN)["scenario_name"][0]
@@ -243,7 +243,7 @@ def test_every_page_fits_the_window_at_1280_and_800_pixels(long_names, browser, 
         for width in (1280, 800):
             browser.set_window_size(width, 1000)
             for path in pages:
-                browser.get(f"{url}{path}{'&' if '?' in path else '?'}token=t")
+                browser.get(f"{url}{path}{'&' if '?' in path else '?'}token={'t' * 16}")
                 overflow = browser.execute_script(
                     "return [document.scrollingElement.scrollWidth, window.innerWidth]")
                 shot = tmp_path / f"{width}-{len(path)}.png"
@@ -262,9 +262,9 @@ def test_from_the_queue_to_a_saved_review_and_the_next_by_keyboard(long_names, b
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    server, url = serve(long_names, "--review", "--token", "t")
+    server, url = serve(long_names, "--review", "--token", "t" * 16)
     try:
-        browser.get(f"{url}/review?token=t&pick=errors")
+        browser.get(f"{url}/review?token={'t' * 16}&pick=errors")
         browser.find_element(By.ID, "start").click()
         WebDriverWait(browser, 30).until(lambda b: "/scenarios/" in b.current_url)
         first = browser.current_url
@@ -286,3 +286,36 @@ def test_from_the_queue_to_a_saved_review_and_the_next_by_keyboard(long_names, b
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_token_leaves_the_address_for_a_session_cookie_and_every_answer_is_guarded(warehouse):
+    """A browser's first visit with ?token= is sent on to the address without it, the token kept in
+    an HttpOnly, SameSite=Strict session cookie; no link of a page carries it; every answer has the
+    security headers; a token under 16 characters is refused; a 404 does not name the warehouse's path."""
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    token = "a-token-of-24-characters"
+    client = TestClient(make_app(scorelake.open(warehouse), token=token), follow_redirects=False)
+    browsing = {"Sec-Fetch-Mode": "navigate"}
+    first = client.get(f"/runs/{BASELINE}?token={token}&failed=1", headers=browsing)
+    assert first.status_code == 303 and first.headers["location"] == f"/runs/{BASELINE}?failed=1"
+    cookie = first.headers["set-cookie"]
+    assert cookie.startswith("scorelake_session=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    page = client.get(first.headers["location"], headers=browsing)  # the cookie carries it now
+    assert page.status_code == 200 and token not in page.text and "token=" not in page.text
+    scenario = page.text.split('href="')[-1].split('"')[0]
+    assert client.get("/").status_code == 200 and token not in client.get("/").text
+    for answer in (page, first, client.get("/no/such/address"), TestClient(client.app).get("/")):
+        assert answer.headers["referrer-policy"] == "same-origin" and answer.headers["cache-control"] == "no-store"
+        assert answer.headers["x-frame-options"] == "DENY" and answer.headers["x-content-type-options"] == "nosniff"
+        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+    assert scenario  # a link of the page, without the token
+    missing = client.get("/runs/no-such-run")
+    assert missing.status_code == 404 and str(warehouse) not in missing.text and "the warehouse" in missing.text
+    with pytest.raises(scorelake.InvalidArgument, match="at least 16 characters"):
+        make_app(scorelake.open(warehouse), token="a")
+    refused = subprocess.run([SCORELAKE, "view", "-w", str(warehouse), "--token", "a", "--port", str(free_port())],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "at least 16 characters" in refused.stderr

@@ -716,3 +716,100 @@ def test_a_context_of_odd_messages_is_measured_not_raised():
     odd = [{"role": []}, {"role": {"a": 1}}, {"role": "user", "content": "hi there"}, "text", None]
     facts = heard_facts(odd, [{"role": ["user"]}, {"role": "assistant", "content": "hi there"}], lambda: [])
     assert facts["user_to_agent_wer"] == 0.0 and facts["agent_to_user_wer"] is None
+
+
+def _wav_header(rate: int, frames: int, channels: int = 2, bits: int = 16) -> bytes:
+    """A PCM WAV's header declaring ``frames`` frames at ``rate`` Hz (the data may say otherwise)."""
+    import struct
+
+    block = channels * bits // 8
+    data = frames * block
+    return (b"RIFF" + struct.pack("<I", 36 + data) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, channels, rate,
+                                                                              rate * block, block, bits)
+            + b"data" + struct.pack("<I", data))
+
+
+def test_odd_recordings_are_each_a_warning_naming_the_file_and_the_rest_is_stored(tmp_path):
+    """A WAV cut mid-frame, one whose header says 0 Hz or 1 Hz, a 0-byte one, a link to a WAV outside
+    the run, a FIFO and a folder in its place: every scenario is stored, each odd recording a warning
+    naming conversation_log.wav and why (none silently skipped), the run's other numbers measured."""
+    import os
+
+    import numpy as np
+    import soundfile
+
+    runs = tmp_path / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    folder = runs / BASELINE
+    names = sorted(p.name for p in folder.iterdir() if (p / "metrics.json").is_file())[:7]
+    outside = tmp_path / "outside.wav"
+    soundfile.write(outside, np.zeros((16000, 2)), 16000)
+    odd = {
+        names[0]: lambda path: path.write_bytes(_wav_header(16000, 8000) + b"\x01\x00" * 7999 + b"\x01"),  # mid-frame
+        names[1]: lambda path: path.write_bytes(_wav_header(0, 100) + b"\x00" * 400),
+        names[2]: lambda path: path.write_bytes(_wav_header(1, 100) + b"\x00" * 400),
+        names[3]: lambda path: path.write_bytes(b""),
+        names[4]: lambda path: path.symlink_to(outside),
+        names[5]: lambda path: os.mkfifo(path),
+        names[6]: lambda path: path.mkdir(),
+    }
+    for name, make in odd.items():
+        make(folder / name / "conversation_log.wav")
+    wh = scorelake.open(tmp_path / "wh")
+    (report,) = wh.ingest(runs).ingested
+    assert report.status == "complete" and report.quarantined == 0
+    said = {name: [w for w in report.warnings if w.startswith(f"{name}: conversation_log.wav not measured: ")]
+            for name in odd}
+    assert all(len(lines) == 1 for lines in said.values()), said
+    assert "outside the run" in said[names[4]][0] and "a FIFO" in said[names[5]][0]
+    assert "a folder" in said[names[6]][0] and "libsndfile cannot read it" in said[names[1]][0]
+    assert "a sample rate of 1 Hz" in said[names[2]][0] and str(tmp_path) not in "".join(report.warnings)
+    rows = {r["scenario_name"]: r for r in wh.voice([BASELINE], by="scenario").to_dicts()}
+    assert all(rows[name]["audio_s"] is None and rows[name]["has_segments"] for name in odd)
+
+
+def test_one_long_call_is_measured_in_memory_linear_in_it_and_a_larger_one_is_capped_and_said(tmp_path):
+    """A 1 MB seglst (16,000 segments) is read and measured in a process that peaks under 200 MB; a seglst over MAX_SEGMENTS and a
+    conversation of 60,000 words a side are not measured whole, each a warning naming the cap; 200 key
+    entities over a heard turn of 50,000 words are looked for in seconds, not minutes."""
+    import subprocess
+    import sys
+    import time
+
+    from scorelake.transforms.voice._heard import MAX_ENTITIES, MAX_WORDS, misheard
+    from scorelake.transforms.voice._speech import MAX_SEGMENTS
+
+    seglst = tmp_path / "long.seglst.json"
+    seglst.write_text(json.dumps([{"speaker": "user" if k % 2 else "agent", "start_time": k * 2.0,
+                                   "end_time": k * 2.0 + 1.5, "words": "ok"} for k in range(16_000)]))
+    assert 0.9e6 < seglst.stat().st_size < 1.6e6
+    probe = f"""
+import json, orjson
+from scorelake.transforms.columns import frame
+from scorelake.transforms.voice import segments_of, turn_taking, voice_row
+def peak():
+    return int([l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]) // 1024
+segments = segments_of(orjson.loads(open({str(seglst)!r}, "rb").read())).segments
+row = frame("voice", [voice_row({{"run_id": "r", "generation": "g", "scenario_name": "s"}}, segments, None, None,
+                                lambda: [])])
+out = turn_taking(row.lazy()).collect()
+assert out["user_turns"][0] > 7000, out["user_turns"][0]
+print(peak())
+"""
+    peak = int(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                              timeout=300).stdout.split()[-1])
+    assert peak < 200, f"{peak} MB at most, the whole process, for one conversation of 16,000 segments"
+
+    over = segments_of([{"speaker": "user", "start_time": k, "end_time": k + 0.5} for k in range(MAX_SEGMENTS + 1)])
+    assert over.segments is None and f"over the {MAX_SEGMENTS:,} segments" in over.anomalies[0]
+    said = " ".join(["word"] * 60_000)
+    context = [{"role": "user", "content": said}, {"role": "assistant", "content": said + " more"}]
+    caps = []
+    facts = heard_facts(context, context, lambda: [], caps.append)
+    assert facts["user_to_agent_wer"] is None and len(caps) == 2 and f"{MAX_WORDS:,} words" in caps[0]
+
+    heard = [["x"] * 50_000]
+    started = time.monotonic()
+    found = misheard([f"code {k}" for k in range(MAX_ENTITIES)], [["code", str(k)] for k in range(MAX_ENTITIES)],
+                     heard, [False], [(k, 0) for k in range(MAX_ENTITIES)])
+    assert len(found) == MAX_ENTITIES and time.monotonic() - started < 10

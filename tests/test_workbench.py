@@ -81,9 +81,9 @@ def test_the_viewer_exports_a_filtered_run_page_and_the_reviews_as_csv(wh):
     expected = wh.run_scenarios(BASELINE, failed_only=True, domain="qa")
     assert rows["scenario_name"].to_list() == expected["scenario_name"].to_list() and rows.height >= 1
     wh.review(BASELINE, "qa__speed_of_light", "judge_passed", "pass", reviewer="mallory", note="=HYPERLINK(1)")
-    reviewing = TestClient(make_app(wh, token="t", review=True))
+    reviewing = TestClient(make_app(wh, token="t" * 16, review=True))
     assert reviewing.get("/review/export.csv").status_code == 401
-    reviews = pl.read_csv(reviewing.get("/review/export.csv?token=t").content)
+    reviews = pl.read_csv(reviewing.get("/review/export.csv?token=" + "t" * 16).content)
     assert reviews["reviewer"].to_list() == ["mallory"] and reviews["note"][0] == "'=HYPERLINK(1)"
 
 
@@ -113,7 +113,8 @@ def test_a_queue_of_what_changed_between_two_runs_and_one_scenario_of_two_runs_t
     assert queue["reason"].str.ends_with(f"since {BASELINE}").all()
     with pytest.raises(scorelake.InvalidArgument, match="the two runs"):
         wh.review_queue("changed")
-    page = TestClient(make_app(wh, token="t", review=True)).get("/review?token=t&pick=sample&per_domain=20").text
+    token = "t" * 16
+    page = TestClient(make_app(wh, token=token, review=True)).get(f"/review?token={token}&pick=sample&per_domain=20").text
     assert "↳ the same scenario, in another run" in page  # each sampled scenario of both runs, together
 
 

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from scorelake.transforms.analysis import JudgeComparison
     from scorelake.transforms.results import RejudgeResult
 
+MIN_PLAN_WIDTH = 0.01  # a kappa interval narrower than this takes millions of labels
+
 
 class Judging:
     def __init__(self, reads: Reads):
@@ -101,8 +103,9 @@ class Judging:
         judges = [judge_a, judge_b, *others]
         if len(set(judges)) < len(judges):
             raise InvalidArgument(f"each judge once: {', '.join(judges)}")
-        if plan is not None and not 0 < plan <= 2:
-            raise InvalidArgument(f"--plan: a kappa interval's width, above 0 and at most 2 (got {plan})")
+        if plan is not None and not MIN_PLAN_WIDTH <= plan <= 2:
+            raise InvalidArgument(f"--plan: a kappa interval's width, from {MIN_PLAN_WIDTH} to 2 (got {plan}; a "
+                                  "narrower one would need more labels than any store holds)")
         if (sweep or plan is not None) and not (is_people(judge_a) or is_people(judge_b)):
             raise InvalidArgument(f"--sweep and --plan measure a judge against people: compare it with '{HUMAN}'")
         with self._reads.connection():

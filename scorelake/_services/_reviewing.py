@@ -21,9 +21,12 @@ if TYPE_CHECKING:
 
 
 def reviewer_name(given: str | None) -> str:
-    """Who reviews: as given, else ``$SCORELAKE_REVIEWER``, else the login name."""
+    """Who reviews: as given, else ``$SCORELAKE_REVIEWER``, else the login name; as one voter
+    (``reviewer_identity``: NFKC, case-folded), ``InvalidArgument`` saying why a name cannot be one."""
     import getpass
     import os
+
+    from scorelake.transforms.scoring import reviewer_identity
 
     name = (given or os.environ.get("SCORELAKE_REVIEWER") or "").strip()
     if not name:
@@ -31,7 +34,10 @@ def reviewer_name(given: str | None) -> str:
             name = getpass.getuser()
         except (KeyError, OSError):
             raise InvalidArgument("no reviewer: give --reviewer NAME or set SCORELAKE_REVIEWER") from None
-    return name
+    try:
+        return reviewer_identity(name)
+    except ValueError as exc:
+        raise InvalidArgument(f"nothing stored: {exc}") from None
 
 
 class Reviewing:

@@ -80,10 +80,10 @@ def _calibrated_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
               str(r["judge_labels"]), share(r["judge_sensitivity"]), share(r["judge_specificity"]),
               "" if r["judge_passed_corrected"] is None else
               f"{share(r['judge_passed_corrected'])} [{share(r['judge_passed_corrected_ci_low'])}, "
-              f"{share(r['judge_passed_corrected_ci_high'])}]"] for r in rows]
-    headers = ["domain", "judge passed", "labels", "sensitivity", "specificity", "corrected [95% CI]"]
+              f"{share(r['judge_passed_corrected_ci_high'])}]", r["judge_passed_corrected_note"] or ""] for r in rows]
+    headers = ["domain", "judge passed", "labels", "sensitivity", "specificity", "corrected [95% CI]", "why"]
     note = ("corrected: Rogan-Gladen from the judge's sensitivity and specificity against people's labels; "
-            "blank without labels of both kinds")
+            "why: what leaves it blank, or that it was clipped to [0, 100%]")
     return Grid(headers, cells, f"{run_id} (policy {policy}): JUDGE_PASSED corrected by people", right=set(headers[1:]),
                 note=note)
 

@@ -13,6 +13,8 @@ import scorelake
 from scorelake.cli._app import command, err, fail, say, say_converted
 from scorelake.cli._options import DaskAddressOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
 
+WARNINGS_SHOWN = 20  # per run, unless --verbose
+
 
 @command
 def ingest(
@@ -28,7 +30,7 @@ def ingest(
              "scenarios, else threads), threads, processes, or dask (prefect-dask, a Prefect flow)")] = "auto",
     dask_address: DaskAddressOpt = None,
     prefect: PrefectOpt = False,
-    verbose: VerboseOpt = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines and every warning")] = False,
 ) -> None:
     """Ingest new or changed runs, score them, refresh the views.
 
@@ -37,24 +39,32 @@ def ingest(
     eval_* sessions or a session folder, a tau2-bench results file or results folder (results.json +
     simulations/), a tau-bench trajectory file, or a folder of them; formats are recognised by content.
 
+    Each run's first 20 warnings are printed, with how many more; --verbose prints every one.
+
     Example: scorelake ingest /data/eval_results --group nemotron-v2
     """
     wh = scorelake.open(warehouse)
     result = wh.ingest(runs_dirs, force=force, group=group, task_runner=task_runner, dask_address=dask_address,
                        prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
     say_converted(wh.location, result.converted)
+    console = err()
     for report in result.ingested:
-        err().print(f"{report.run_id}: {report.status}, {report.scenarios} scenarios"
-                    + (f", [yellow]{report.quarantined} quarantined[/]" if report.quarantined else ""))
+        console.print(f"{report.run_id}: {report.status}, {report.scenarios} scenarios"
+                      + (f", [yellow]{report.quarantined} quarantined[/]" if report.quarantined else ""))
         for problem in report.problems:
-            err().print(f"  [yellow]quarantined[/] {problem}", highlight=False)
-        for warning in report.warnings:
-            err().print(f"  [yellow]warning[/] {warning}", highlight=False)
+            console.print(f"  [yellow]quarantined[/] {problem}", highlight=False)
+        # a run read at a glance: a store whose every call has the same oddity would print thousands
+        shown = report.warnings if verbose else report.warnings[:WARNINGS_SHOWN]
+        for warning in shown:
+            console.print(f"  [yellow]warning[/] {warning}", highlight=False)
+        if len(shown) < len(report.warnings):
+            console.print(f"  [yellow]warning[/] and {len(report.warnings) - len(shown)} more in this run "
+                          "(--verbose lists every one)", highlight=False)
     for moved in result.regrouped:
-        err().print(f"{moved.run_id}: unchanged, now in run group {moved.group}", highlight=False)
+        console.print(f"{moved.run_id}: unchanged, now in run group {moved.group}", highlight=False)
     for refused in result.refused:
-        err().print(f"[red]refused[/] {refused.path}: {refused.reason}", highlight=False)
-    err().print(f"{len(result.ingested)} ingested, {len(result.unchanged)} unchanged, "
+        console.print(f"[red]refused[/] {refused.path}: {refused.reason}", highlight=False)
+    console.print(f"{len(result.ingested)} ingested, {len(result.unchanged)} unchanged, "
                 f"{len(result.refused)} refused -> {result.warehouse}; {result.ran}", highlight=False)
     if result.refused:
         raise typer.Exit(1)

@@ -7,17 +7,19 @@ from urllib.parse import urlencode
 
 import scorelake
 from scorelake.transforms.names import RECORDED
-from scorelake.web._app import is_loopback, make_app, only_hosts
+from scorelake.web._app import check_token, is_loopback, make_app, only_hosts
 
 
 def serve(wh: scorelake.Warehouse, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
           policy: str = RECORDED, review: bool = False, say=print) -> None:
     """Serve the viewer over ``wh`` until interrupted. Off the loopback address, and on every address
     when it takes reviews (any page open in the browser can send a request to localhost), a token is
-    required (a random one when not given); ``say`` gets the address to open."""
+    required (a random one when not given, at least 16 characters when given); ``say`` gets the
+    address to open (its token moves to a session cookie on the first visit)."""
     import uvicorn
 
     wh.policy_id(policy)  # a missing warehouse or policy is said now, not on the first page
+    check_token(token)
     if (review or not is_loopback(host)) and not token:
         token = secrets.token_urlsafe(24)
     query = urlencode({k: v for k, v in (("token", token), ("policy", policy)) if v and v != RECORDED})

@@ -1,16 +1,17 @@
 """The viewer (``scorelake view``): a local web app over the warehouse (Starlette, which comes with
 Prefect), each page a few queries of the Python API pushed to DuckDB (a run page is one page of
 its scenarios, however many the run has). Read-only unless it takes reviews (``review``): then
-every request must carry the token on every address, and a review is a POST from one of its own
-pages (same origin), with a reviewer's name. Off the loopback address every request must carry the
-token (``?token=`` or ``Authorization: Bearer``)."""
+every request must carry the token, and a review is a POST from one of its own pages (same origin),
+with a reviewer's name. Off the loopback address every request must carry the token: in the
+address once (``?token=``; then a session cookie holds it and the address is given again without
+it), or ``Authorization: Bearer``. Every answer carries the security headers (``SECURITY_HEADERS``)."""
 
 from __future__ import annotations
 
 import hmac
 import threading
 from ipaddress import ip_address
-from urllib.parse import parse_qs, quote, unquote, urlencode
+from urllib.parse import parse_qs, parse_qsl, quote, unquote, urlencode
 
 import polars as pl
 from starlette.applications import Starlette
@@ -42,6 +43,20 @@ def is_loopback(host: str) -> bool:
 
 
 REVIEWER_COOKIE = "scorelake_reviewer"
+SESSION_COOKIE = "scorelake_session"  # the token, once an address carried it: links never do
+MIN_TOKEN_CHARS = 16
+# every answer: never cached, never framed, never sniffed, no Referer to another site (a run's name),
+# and nothing loaded or sent but from the viewer itself. (Not no-referrer: under it a browser sends a
+# form's POST with ``Origin: null``, and a review could not be told from one sent by another site.)
+SECURITY_HEADERS = (
+    (b"referrer-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"content-security-policy", b"default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' "
+     b"'unsafe-inline'; img-src 'self' data:; media-src 'self'; frame-ancestors 'none'; form-action 'self'; "
+     b"base-uri 'none'"),
+)
 MAX_FORM_BYTES = 64 * 1024  # a review form: a note of 2,000 characters and its fields
 MAX_OFFSET = 10**12  # a page offset (DuckDB takes a 64-bit one; a larger one is a bad request, not an error)
 
@@ -76,7 +91,14 @@ class Viewer:
         self._nav: tuple[tuple, pages.ReviewNav, pl.DataFrame] | None = None
 
     def admitted(self, request: Request, form: dict | None = None) -> bool:
-        return not self.token or hmac.compare_digest(_token_given(request, form).encode(), self.token.encode())
+        """No token set, or the request carries it: in its session cookie, its address, its form or
+        an ``Authorization: Bearer`` header."""
+        return not self.token or any(hmac.compare_digest(given.encode(), self.token.encode())
+                                     for given in (request.cookies.get(SESSION_COOKIE, ""), _token_given(request, form)))
+
+    def not_found(self, exc: NotFound) -> Response:
+        """A 404 that says what is missing, not where the warehouse lives on the server."""
+        return PlainTextResponse(str(exc).replace(str(self.wh.location), "the warehouse"), 404)
 
     def framed(self, render):
         """An endpoint answering ``render(request, policy)``'s body inside the page frame: the token
@@ -91,11 +113,11 @@ class Viewer:
                     body = render(request, policy)
                     nav = self._review_nav(request, policy) if self.review else None
             except NotFound as exc:
-                return PlainTextResponse(str(exc), 404)
+                return self.not_found(exc)
             except ScorelakeError as exc:
                 return PlainTextResponse(str(exc), 400)
             title = request.url.path.rstrip("/").rsplit("/", 1)[-1] or "runs"
-            return HTMLResponse(pages.page(title, body, policy, policies, self.token, nav))
+            return HTMLResponse(pages.page(title, body, policy, policies, nav))
 
         return endpoint
 
@@ -120,12 +142,12 @@ class Viewer:
     # ---- pages: (request, policy) -> the page's body ------------------------------------------------
     def runs(self, request: Request, policy: str) -> str:
         wh = self.wh
-        return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, self.token, wh.judge_error_counts(policy))
+        return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, wh.judge_error_counts(policy))
 
     def search(self, request: Request, policy: str) -> str:
         q = request.query_params.get("q") or None
         found = self.wh.search(q, policy=policy, limit=SEARCH_LIMIT) if q else None
-        return pages.search_page(q, found, policy, self.token, SEARCH_LIMIT)
+        return pages.search_page(q, found, policy, SEARCH_LIMIT)
 
     def run(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
@@ -139,38 +161,37 @@ class Viewer:
                                      signal=query["signal"], sort=query["sort"], limit=self.page_size, offset=offset,
                                      q=query["q"])
         domains = self.wh.rates(run=run_id, policy=policy)["domain"].to_list()
-        return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, self.token, self.page_size)
+        return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, self.page_size)
 
     def latency(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
         return pages.latency_page(run_id, self.wh.latency([run_id]), self.wh.latency_histogram(run_id),
-                                  self.wh.slowest_exchanges(run_id), policy, self.token)
+                                  self.wh.slowest_exchanges(run_id), policy)
 
     def voice(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
         return voice_page(run_id, self.wh.voice([run_id]), self.wh.voice([run_id], by="scenario", policy=policy),
-                          policy, self.token)
+                          policy)
 
     def judge_scores(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
-        return pages.judge_scores_page(run_id, self.wh.judge_scores(run_id, policy), policy, self.token)
+        return pages.judge_scores_page(run_id, self.wh.judge_scores(run_id, policy), policy)
 
     def flaky(self, request: Request, policy: str) -> str:
         run_id = request.path_params["run"]
-        return pages.flaky_page(run_id, self.wh.flaky(run_id, policy=policy), policy, self.token)
+        return pages.flaky_page(run_id, self.wh.flaky(run_id, policy=policy), policy)
 
     def scenario(self, request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
         evidence = self.wh.evidence(run_id, name, policy)
         forms = ""
         if self.review:
-            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, self.token,
+            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy,
                                          unquote(request.cookies.get(REVIEWER_COOKIE, "")),
                                          request.query_params.get("queue"))
         audio = (f"/runs/{pages.segment(run_id)}/audio/{pages.segment(name)}"
-                 + (f"?{urlencode({'token': self.token})}" if self.token else "")
                  if self.wh.recording(run_id, name) else None)
-        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, self.token,
+        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy,
                                    voice_section(self.wh.voice_of(run_id, name), audio), forms,
                                    request.query_params.get("saved"))
 
@@ -183,7 +204,7 @@ class Viewer:
             with self.lock, self.wh.connection():
                 path = self.wh.recording(request.path_params["run"], request.path_params["scenario"])
         except NotFound as exc:
-            return PlainTextResponse(str(exc), 404)
+            return self.not_found(exc)
         if path is None:
             return PlainTextResponse("no recording of this scenario on this machine", 404)
         return FileResponse(path, media_type="audio/wav")
@@ -194,13 +215,13 @@ class Viewer:
         if not a or not b:  # pick them: the last two runs preselected
             return ("<h1>Compare two runs</h1>"
                     + pages.compare_picker(runs, a or (runs[-2:-1] or [None])[0], b or (runs[-1:] or [None])[0],
-                                           policy, self.token))
-        return pages.compare_page(a, b, self.wh.compare(a, b, policy), policy, self.token, runs)
+                                           policy))
+        return pages.compare_page(a, b, self.wh.compare(a, b, policy), policy, runs)
 
     def queue(self, request: Request, policy: str) -> str:
         params = _queue_params(request)
         return pages.queue_page(self._queue_of(params, policy), params, self.wh.runs()["run_id"].to_list(), policy,
-                                self.token, self._review_state(request, policy)[1])
+                                self._review_state(request, policy)[1])
 
     def _queue_of(self, params: dict, policy: str):
         pair = [params["a"], params["b"]]  # two judges (disagree) or two runs, the earlier first (changed)
@@ -224,13 +245,13 @@ class Viewer:
             return PlainTextResponse(str(exc), 400)
         left = [r for r in found.iter_rows(named=True) if not r["reviews"]
                 and f"{r['run_id']}/{r['scenario_name']}" != skipped]
-        query = pages.queue_query(params, policy, self.token)
+        query = pages.queue_query(params, policy)
         saved = request.query_params.get("saved")  # what the review before this step saved, said on the next page
         if not left:
             return RedirectResponse(f"/review?{query}", 303)
         r = left[0]
         return RedirectResponse(f"/runs/{pages.segment(r['run_id'])}/scenarios/{pages.segment(r['scenario_name'])}?"
-                                + urlencode({"policy": policy, "token": self.token, "queue": query,
+                                + urlencode({"policy": policy, "queue": query,
                                              **({"saved": saved} if saved else {})}), 303)
 
     async def record(self, request: Request) -> Response:
@@ -277,7 +298,7 @@ class Viewer:
             target = f"/review/next?{queue_query}&{urlencode({'saved': saved})}"
         else:
             target = (f"/runs/{pages.segment(run_id)}/scenarios/{pages.segment(name)}?"
-                      + urlencode({"policy": policy, "token": self.token, "saved": saved,
+                      + urlencode({"policy": policy, "saved": saved,
                                    **({"queue": queue_query} if queue_query else {})})
                       + "#review")
         response = RedirectResponse(target, 303)
@@ -294,7 +315,7 @@ class Viewer:
             with self.lock, self.wh.connection():
                 text = csv_text(make())
         except NotFound as exc:
-            return PlainTextResponse(str(exc), 404)
+            return self.not_found(exc)
         except ScorelakeError as exc:
             return PlainTextResponse(str(exc), 400)
         return Response(text, media_type="text/csv; charset=utf-8")
@@ -346,7 +367,61 @@ def make_app(wh: scorelake.Warehouse, token: str | None = None, page_size: int =
     and a same-origin request required)."""
     if review and not token:
         raise ValueError("a viewer that takes reviews needs a token")
-    return Starlette(routes=Viewer(wh, token, page_size, policy, review).routes())
+    check_token(token)
+    return _guarded(Starlette(routes=Viewer(wh, token, page_size, policy, review).routes()), token)
+
+
+def check_token(token: str | None) -> None:
+    """``InvalidArgument`` for a token a guess could find (shorter than ``MIN_TOKEN_CHARS``)."""
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise scorelake.InvalidArgument(f"--token: at least {MIN_TOKEN_CHARS} characters (got {len(token)}); "
+                                        "leave it out for a random one")
+
+
+def _session_cookie(token: str) -> tuple[bytes, bytes]:
+    """The Set-Cookie header that keeps ``token`` for this browser's session."""
+    response = Response()
+    response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict")
+    return next(header for header in response.raw_headers if header[0] == b"set-cookie")
+
+
+def _guarded(app, token: str | None):
+    """``app`` with the security headers on every answer and, with ``token``, the right one in an
+    address kept in a session cookie (HttpOnly, SameSite=Strict); a browser's visit to such an
+    address is sent on to the same address without it, so that no link, history entry or log line
+    holds it after the first visit (a script's request, which keeps no cookie, is answered as asked)."""
+    async def guarded(scope, receive, send):
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def with_headers(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = [value for key, value in query if key == "token"]
+        if not (token and given and hmac.compare_digest(given[-1].encode(), token.encode())):
+            await app(scope, receive, with_headers)
+            return
+        cookie = _session_cookie(token)
+        headers = dict(scope["headers"])
+        if scope["method"] == "GET" and headers.get(b"sec-fetch-mode") == b"navigate":  # a browser's visit
+            rest = urlencode([(key, value) for key, value in query if key != "token"])
+            target = scope.get("raw_path", scope["path"].encode()).decode("latin-1") + (f"?{rest}" if rest else "")
+            await RedirectResponse(target, 303, headers={"set-cookie": cookie[1].decode("latin-1")})(
+                scope, receive, with_headers)
+            return
+
+        async def with_cookie(message):  # a script's request: answered where it asked, the cookie given too
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), cookie]}
+            await with_headers(message)
+
+        await app(scope, receive, with_cookie)
+
+    return guarded
 
 
 def _queue_params(request: Request) -> dict:

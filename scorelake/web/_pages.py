@@ -70,35 +70,34 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def run_link(run: str, policy: str, token: str | None) -> str:
+def run_link(run: str, policy: str) -> str:
     """The address of a run's page (escaped for an attribute)."""
-    return link(f"/runs/{segment(run)}", policy=policy, token=token)
+    return link(f"/runs/{segment(run)}", policy=policy)
 
 
-def scenario_link(run: str, scenario: str, policy: str, token: str | None, **query: object) -> str:
+def scenario_link(run: str, scenario: str, policy: str, **query: object) -> str:
     """The address of a scenario's page (escaped for an attribute)."""
-    return link(f"/runs/{segment(run)}/scenarios/{segment(scenario)}", policy=policy, token=token, **query)
+    return link(f"/runs/{segment(run)}/scenarios/{segment(scenario)}", policy=policy, **query)
 
 
-def page(title: str, body: str, policy: str, policies: list[str], token: str | None = None,
+def page(title: str, body: str, policy: str, policies: list[str],
          review: ReviewNav | None = None) -> str:
     """A whole page: the navigation (with the review queue and its counts when the viewer takes
     reviews), a policy switcher (keeps the page, changes ``policy``), the body."""
     options = "".join(f'<option value="{esc(p)}"{" selected" if p == policy else ""}>{esc(p)}</option>'
                       for p in policies)
-    hidden = f'<input type="hidden" name="token" value="{esc(token)}">' if token else ""
     queue = ""
     if review is not None:
-        queue = (f'<a id="nav-review" href="{link("/review", policy=policy, token=token)}">review queue</a>'
+        queue = (f'<a id="nav-review" href="{link("/review", policy=policy)}">review queue</a>'
                  f'<span class="counts">{review.to_review} to review · '
                  + (f"{review.mine} reviewed by {esc(review.reviewer)} · " if review.reviewer else "")
-                 + f'<a href="{link("/review", pick="reviewers", policy=policy, token=token)}">'
+                 + f'<a href="{link("/review", pick="reviewers", policy=policy)}">'
                  f"{review.disagreeing} where reviewers disagree</a></span>")
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>{esc(title)} · scorelake</title>'
-            f'<style>{STYLE}</style></head><body><nav><a href="{link("/", policy=policy, token=token)}">runs</a>'
-            f'{queue}<form class="policy" method="get" style="display:inline">{hidden}<label>policy '
+            f'<style>{STYLE}</style></head><body><nav><a href="{link("/", policy=policy)}">runs</a>'
+            f'{queue}<form class="policy" method="get" style="display:inline"><label>policy '
             f'<select name="policy" onchange="this.form.submit()">{options}</select></label></form></nav>'
             f"{body}</body></html>")
 
@@ -134,10 +133,10 @@ def _points(delta: float | None) -> str:
     return "" if delta is None else f"{delta * 100:+.1f} pts"
 
 
-def search_form(action: str, q: str | None, policy: str, token: str | None, keep: dict | None = None) -> str:
+def search_form(action: str, q: str | None, policy: str, keep: dict | None = None) -> str:
     """A search box: the scenarios whose transcript, judge reason or tool calls hold a phrase."""
     hidden = "".join(f'<input type="hidden" name="{k}" value="{esc(v)}">'
-                     for k, v in {**(keep or {}), "policy": policy, "token": token}.items() if v not in (None, "", False))
+                     for k, v in {**(keep or {}), "policy": policy}.items() if v not in (None, "", False))
     return (f'<form class="filters search" method="get" action="{esc(action)}">{hidden}'
             f'<input name="q" id="q" value="{esc(q or "")}" placeholder="a phrase in a transcript, judge reason or '
             'tool call" size="40" maxlength="500"><button type="submit" id="search">search</button></form>')
@@ -150,15 +149,15 @@ def _judge_errors_text(errors: dict | None) -> str:
     return f'<span class="mark judge-errors">{errors["judge_errors"]} judge error(s){alone}</span>'
 
 
-def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str | None,
+def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str,
               judge_errors: pl.DataFrame | None = None) -> str:
     """Every run, newest first: when it ran, its source, group and size, its judge errors, and its
     domains' composite and task rates."""
     errors = {r["run_id"]: r for r in (judge_errors.iter_rows(named=True) if judge_errors is not None else ())}
-    parts = ["<h1>Runs</h1>", search_form("/search", None, policy, token)]
+    parts = ["<h1>Runs</h1>", search_form("/search", None, policy)]
     ids = runs["run_id"].to_list()
     if len(ids) >= 2:
-        parts.append(f'<p><a href="{link("/compare", a=ids[-2], b=ids[-1], policy=policy, token=token)}">'
+        parts.append(f'<p><a href="{link("/compare", a=ids[-2], b=ids[-1], policy=policy)}">'
                      f"compare the last two runs</a></p>")
     for run in reversed(runs.to_dicts()):
         rows = rates.filter(pl.col("run_id") == run["run_id"])
@@ -167,7 +166,7 @@ def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str |
             f"<td class=num>{_pct(r['success_passed'], r['success_total'])}</td>"
             f"<td class=num>{_pct(r['task_passed'], r['task_total'])}</td><td class=num>{r['stalled']}</td></tr>"
             for r in rows.iter_rows(named=True))
-        href = link(f"/runs/{segment(run['run_id'])}", policy=policy, token=token)
+        href = link(f"/runs/{segment(run['run_id'])}", policy=policy)
         started = str(run["session_started_at"])[:16] if run.get("session_started_at") else "no start time recorded"
         parts.append(f'<h2 class="run"><a href="{href}">{esc(run["run_id"])}</a></h2>'
                      f'<p class="run-info">{esc(started)} · {esc(run["source"])} · group {esc(run["run_group"])} · '
@@ -179,7 +178,7 @@ def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, token: str |
 
 
 def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str, ...], query: dict, policy: str,
-             token: str | None, page_size: int) -> str:
+             page_size: int) -> str:
     """A run's scenarios: filters (failed only, domain, failed signal), sorting (by one of ``sorts``), paging."""
     matching = rows["matching"][0] if rows.height else 0
     offset = query.get("offset", 0)
@@ -193,8 +192,7 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
         for s in (*SIGNALS, "stalled"))
     sort_options = "".join(f'<option value="{s}"{" selected" if s == query.get("sort") else ""}>{s}</option>'
                            for s in sorts)
-    hidden = (f'<input type="hidden" name="policy" value="{esc(policy)}">'
-              + (f'<input type="hidden" name="token" value="{esc(token)}">' if token else ""))
+    hidden = f'<input type="hidden" name="policy" value="{esc(policy)}">'
     form = (f'<form class="filters" method="get" action="{esc(base)}">{hidden}'
             f'<label><input type="checkbox" name="failed" value="1" id="failed-only"'
             f'{" checked" if query.get("failed") else ""}> failed only</label>'
@@ -207,7 +205,7 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
     for r in rows.iter_rows(named=True):
         outcome = {True: "passed", False: "failed"}.get(r["is_successful"], "n/a")
         failed_by = ", ".join([*r["failed"], *(["stalled"] if r["stalled"] else [])])
-        href = scenario_link(run, r["scenario_name"], policy, token)
+        href = scenario_link(run, r["scenario_name"], policy)
         score = "" if r["judge_score"] is None else f"{r['judge_score']:.2f}"
         turns = "" if r["agent_turns"] is None else r["agent_turns"]
         mark = ' <span class="mark judge-error" title="the judge failed (upstream scored it 0.0), not the agent">' \
@@ -217,16 +215,16 @@ def run_page(run: str, rows: pl.DataFrame, domains: list[str], sorts: tuple[str,
                     f"<td class=num>{score}</td><td class=num>{turns}</td><td>{esc(r['stop_reason'])}</td></tr>")
     pager = []
     if offset > 0:
-        pager.append(f'<a href="{link(base, **keep, policy=policy, token=token, offset=max(offset - page_size, 0))}">'
+        pager.append(f'<a href="{link(base, **keep, policy=policy, offset=max(offset - page_size, 0))}">'
                      "previous</a>")
     if offset + page_size < matching:
-        pager.append(f'<a id="next" href="{link(base, **keep, policy=policy, token=token, offset=offset + page_size)}">'
+        pager.append(f'<a id="next" href="{link(base, **keep, policy=policy, offset=offset + page_size)}">'
                      "next</a>")
-    latency = link(f"{base}/latency", policy=policy, token=token)
-    flaky = link(f"{base}/flaky", policy=policy, token=token)
-    voice = link(f"{base}/voice", policy=policy, token=token)
-    export = link(f"{base}/export.csv", **keep, policy=policy, token=token)
-    judged = link(f"{base}/judge", policy=policy, token=token)
+    latency = link(f"{base}/latency", policy=policy)
+    flaky = link(f"{base}/flaky", policy=policy)
+    voice = link(f"{base}/voice", policy=policy)
+    export = link(f"{base}/export.csv", **keep, policy=policy)
+    judged = link(f"{base}/judge", policy=policy)
     return (f"<h1>{esc(run)}</h1><p><a id=\"latency-link\" href=\"{latency}\">response latency</a> · "
             f"<a id=\"judge-link\" href=\"{judged}\">judge scores</a> · "
             f"<a id=\"voice-link\" href=\"{voice}\">voice</a> · "
@@ -277,9 +275,9 @@ def marked(text: str | None, phrase: str) -> str:
     return "".join(f"<mark>{esc(p)}</mark>" if i % 2 else esc(p) for i, p in enumerate(pieces))
 
 
-def judge_scores_page(run: str, histogram: pl.DataFrame, policy: str, token: str | None) -> str:
+def judge_scores_page(run: str, histogram: pl.DataFrame, policy: str) -> str:
     """A run's judge scores per domain, each domain's ten bins of 0.1 drawn beside its threshold(s)."""
-    parts = [_run_subpage_head(run, "judge scores", policy, token),
+    parts = [_run_subpage_head(run, "judge scores", policy),
              "<p>Scenarios per judge score, in bins of 0.1; the red line is the threshold in use (a score "
              "at or above it passes JUDGE_PASSED).</p>"]
     if histogram.is_empty():
@@ -308,14 +306,14 @@ def judge_scores_page(run: str, histogram: pl.DataFrame, policy: str, token: str
     return "".join(parts)
 
 
-def search_page(q: str | None, found: pl.DataFrame | None, policy: str, token: str | None, limit: int) -> str:
+def search_page(q: str | None, found: pl.DataFrame | None, policy: str, limit: int) -> str:
     """Scenarios of every run whose transcript, judge reason or tool calls hold a phrase."""
-    form = search_form("/search", q, policy, token)
+    form = search_form("/search", q, policy)
     if found is None:
         return f"<h1>Search</h1>{form}"
     rows = "".join(
-        f'<tr><td><a href="{run_link(r["run_id"], policy, token)}">{esc(r["run_id"])}'
-        f'</a></td><td><a href="' + scenario_link(r["run_id"], r["scenario_name"], policy, token)
+        f'<tr><td><a href="{run_link(r["run_id"], policy)}">{esc(r["run_id"])}'
+        f'</a></td><td><a href="' + scenario_link(r["run_id"], r["scenario_name"], policy)
         + f'">{esc(r["scenario_name"])}</a></td><td>{esc(r["domain"])}</td>'
         f'<td>{ {True: "passed", False: "failed"}.get(r["is_successful"], "n/a")}</td><td class=num>{r["hits"]}</td>'
         f'<td>{esc(r["place"])}</td><td>{marked(r["snippet"], q)}</td></tr>' for r in found.iter_rows(named=True))
@@ -325,17 +323,17 @@ def search_page(q: str | None, found: pl.DataFrame | None, policy: str, token: s
             f"<th>first found in</th><th>around it</th></tr>{rows}</table>")
 
 
-def _run_subpage_head(run: str, what: str, policy: str, token: str | None) -> str:
+def _run_subpage_head(run: str, what: str, policy: str) -> str:
     """The top of a page about one run: the way back to the run, and its title."""
-    return (f'<p><a href="{link(f"/runs/{segment(run)}", policy=policy, token=token)}">back to {esc(run)}</a></p>'
+    return (f'<p><a href="{link(f"/runs/{segment(run)}", policy=policy)}">back to {esc(run)}</a></p>'
             f"<h1>{esc(run)}: {what}</h1>")
 
 
-def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slowest: pl.DataFrame, policy: str,
-                 token: str | None) -> str:
+def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slowest: pl.DataFrame,
+                 policy: str) -> str:
     """A run's response latency: per domain (the runner's percentiles), its distribution and its
     slowest exchanges, each linked to its scenario's transcript."""
-    head = _run_subpage_head(run, "latency", policy, token)
+    head = _run_subpage_head(run, "latency", policy)
     if histogram.is_empty():
         return f"{head}<p id=\"no-latency\">This run records no response latency.</p>"
     rows = "".join(
@@ -345,7 +343,7 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
         f"<td class=num>{'' if r['interrupted'] is None else r['interrupted']}</td></tr>"
         for r in by_domain.iter_rows(named=True))
     def exchange(r: dict) -> str:
-        href = scenario_link(run, r["scenario_name"], policy, token)
+        href = scenario_link(run, r["scenario_name"], policy)
         return (f'<tr><td class=num>{_ms(r["latency_ms"])}</td><td><a href="{href}">{esc(r["scenario_name"])}</a> '
                 f'#{r["ordinal"]}</td><td>{esc(r["domain"])}</td><td>{esc(r["user_text"])}</td>'
                 f'<td>{esc(r["agent_text"])}</td></tr>')
@@ -360,14 +358,14 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
             f"<th>user said</th><th>agent answered</th></tr>{exchanges}</table>")
 
 
-def flaky_page(run: str, flaky: pl.DataFrame, policy: str, token: str | None) -> str:
+def flaky_page(run: str, flaky: pl.DataFrame, policy: str) -> str:
     """The tasks of a run whose verdict flips across the comparable runs (and trials) of its group."""
-    head = _run_subpage_head(run, "flaky tasks", policy, token)
+    head = _run_subpage_head(run, "flaky tasks", policy)
     if flaky.is_empty():
         return (f"{head}<p id=\"no-flaky\">No task of this run both passed and failed in its group's comparable "
                 "runs.</p>")
     def row(r: dict) -> str:
-        scenarios = ", ".join(f'<a href="{scenario_link(run, name, policy, token)}">{esc(name)}</a>'
+        scenarios = ", ".join(f'<a href="{scenario_link(run, name, policy)}">{esc(name)}</a>'
                               for name in r["scenarios"] or [])
         return (f'<tr><td>{esc(r["task_id"])}</td><td>{scenarios}</td><td>{esc(r["domain"])}</td>'
                 f'<td class=num>{r["verdicts"]}</td><td class=num>{r["passed"]}</td><td class=num>{r["failed"]}</td>'
@@ -398,12 +396,12 @@ document.addEventListener("keydown", (e) => {
 </script>"""
 
 
-def scenario_page(explanation: Explanation, run: str, policy: str, token: str | None, extra: str = "",
+def scenario_page(explanation: Explanation, run: str, policy: str, extra: str = "",
                   review: str = "", saved: str | None = None) -> str:
     """One scenario's explanation (and ``extra`` evidence: its voice); when the viewer takes
     reviews, the review panel beside it (sticky on a wide screen, on top on a narrow one), keyboard
     shortcuts, and what was just saved (``saved``: "signal:verdict")."""
-    back = link(f"/runs/{segment(run)}", policy=policy, token=token)
+    back = link(f"/runs/{segment(run)}", policy=policy)
     evidence = f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}{extra}'
     if not review:
         return evidence
@@ -420,19 +418,18 @@ def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None else f"{low * 100:.1f}–{high * 100:.1f}"
 
 
-def compare_picker(runs: list[str], run_a: str | None, run_b: str | None, policy: str, token: str | None) -> str:
+def compare_picker(runs: list[str], run_a: str | None, run_b: str | None, policy: str) -> str:
     """Two run pickers: the baseline and the run compared with it."""
     def options(chosen: str | None) -> str:
         return "".join(f'<option value="{esc(r)}"{" selected" if r == chosen else ""}>{esc(r)}</option>' for r in runs)
 
-    hidden = (f'<input type="hidden" name="policy" value="{esc(policy)}">'
-              + (f'<input type="hidden" name="token" value="{esc(token)}">' if token else ""))
+    hidden = f'<input type="hidden" name="policy" value="{esc(policy)}">'
     return (f'<form class="filters" method="get" action="/compare">{hidden}<label>A <select name="a" id="run-a">'
             f'{options(run_a)}</select></label><label>B <select name="b" id="run-b">{options(run_b)}</select></label>'
             '<button type="submit" id="compare">compare</button></form>')
 
 
-def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | None, runs: list[str]) -> str:
+def compare_page(run_a: str, run_b: str, comparison, policy: str, runs: list[str]) -> str:
     """Two runs side by side, like with like: per-domain composite rates with their intervals, the delta
     with its interval and the change's label, the scenarios that flipped, and what was not compared."""
     rows = "".join(
@@ -444,9 +441,9 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | N
         for r in comparison.deltas.iter_rows(named=True))
 
     def flips(names: list[str], run: str) -> str:  # each flipped scenario as run B has it, and as run A had it
-        return "".join(f'<li><a href="{scenario_link(run, n, policy, token)}">{esc(n)}</a> '
-                       f'<span class="note">(<a class="in-a" href="{scenario_link(run_a, n, policy, token)}">in A</a>, '
-                       f'<a class="in-b" href="{scenario_link(run, n, policy, token)}">in B</a>)</span></li>'
+        return "".join(f'<li><a href="{scenario_link(run, n, policy)}">{esc(n)}</a> '
+                       f'<span class="note">(<a class="in-a" href="{scenario_link(run_a, n, policy)}">in A</a>, '
+                       f'<a class="in-b" href="{scenario_link(run, n, policy)}">in B</a>)</span></li>'
                        for n in names) or "<li>none</li>"
 
     apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(listed(names, more=' (the API or --format json for all)'))}"
@@ -456,7 +453,7 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, token: str | N
                                 for d in comparison.changed_definitions])) if names)
     apart += "".join(f"<li>scored differently: {esc(change)}</li>" for change in comparison.lineage_changes)
     m = comparison.mcnemar
-    return (f"{compare_picker(runs, run_a, run_b, policy, token)}<h1>{esc(run_a)} → {esc(run_b)}</h1>"
+    return (f"{compare_picker(runs, run_a, run_b, policy)}<h1>{esc(run_a)} → {esc(run_b)}</h1>"
             "<table id=\"deltas\"><tr><th>domain</th><th>A</th><th>A 95% CI</th><th>B</th><th>B 95% CI</th>"
             f"<th>delta</th><th>delta 95% CI</th><th>change</th></tr>{rows}</table>"
             f"<h2>Fixed (failed → passed): {len(comparison.fixed)}</h2><ul id=\"fixed\">"
@@ -513,8 +510,7 @@ def _verdict_word(passed: bool | None) -> str:
     return "not applicable" if passed is None else "passed" if passed else "failed"
 
 
-def review_section(rows: list[dict], standing: list[StandingReview], run: str, scenario: str, policy: str,
-                   token: str, reviewer: str, queue: str | None) -> str:
+def review_section(rows: list[dict], standing: list[StandingReview], run: str, scenario: str, policy: str, reviewer: str, queue: str | None) -> str:
     """The review forms of a scenario page: per signal, per NL assertion and for the outcome, agree or
     disagree with what it is now (or pass / fail where it does not apply), with a note; ``rows``:
     signal, assertion, label, passed (now). Under a ``queue``, the outcome's buttons save and go on."""
@@ -534,7 +530,7 @@ def review_section(rows: list[dict], standing: list[StandingReview], run: str, s
         else:
             buttons = [("agree", "pass" if passed else "fail"), ("disagree", "fail" if passed else "pass")]
         hidden = "".join(f'<input type="hidden" name="{k}" value="{esc(v)}">' for k, v in (
-            ("token", token), ("run", run), ("scenario", scenario), ("signal", signal),
+            ("run", run), ("scenario", scenario), ("signal", signal),
             ("assertion", "" if assertion is None else assertion), ("policy", policy),
             ("queue", queue or ""), ("onward", "1" if onward else "")))
         button_html = "".join(f'<button type="submit" name="verdict" value="{value}" class="{label}">'
@@ -554,7 +550,7 @@ def review_section(rows: list[dict], standing: list[StandingReview], run: str, s
     return "".join(parts)
 
 
-def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, token: str,
+def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str,
                progress: pl.DataFrame) -> str:
     """What to review next, with the choices that make the queue (what to pick, a run, a seed), and
     each reviewer's progress."""
@@ -562,7 +558,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
                     for p, label in REVIEW_PICKS.items())
     run_options = '<option value="">every run</option>' + "".join(
         f'<option value="{esc(r)}"{" selected" if r == params.get("run") else ""}>{esc(r)}</option>' for r in runs)
-    form = (f'<form class="filters" method="get" action="/review"><input type="hidden" name="token" value="{esc(token)}">'
+    form = (f'<form class="filters" method="get" action="/review">'
             f'<input type="hidden" name="policy" value="{esc(policy)}"><select name="pick" id="pick">{picks}</select>'
             f'<select name="run" id="run">{run_options}</select>'
             f'<label>judges or runs (A, B) <input name="a" value="{esc(params.get("a") or "")}" size="8"> '
@@ -570,7 +566,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
             f'<label>seed <input name="seed" id="seed" value="{esc(params["seed"])}" size="4"></label>'
             f'<label>per domain <input name="per_domain" value="{esc(params["per_domain"])}" size="3"></label>'
             '<button type="submit" id="make-queue">show</button></form>')
-    query = queue_query(params, policy, token)
+    query = queue_query(params, policy)
     left = queue.filter(pl.col("reviews") == 0).height
     start = (f'<p><a id="start" href="{esc("/review/next?" + query)}">review the next one →</a></p>' if left else
              '<p id="done">every scenario of this queue has a review.</p>')
@@ -581,7 +577,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
         first.setdefault(r["scenario_name"], n)
     shown = set()
     for r in sorted(rows, key=lambda r: first[r["scenario_name"]]):  # one scenario of several runs together
-        href = scenario_link(r["run_id"], r["scenario_name"], policy, token, queue=query)
+        href = scenario_link(r["run_id"], r["scenario_name"], policy, queue=query)
         state = "reviewed" if r["reviews"] else "unreviewed"
         name = esc(r["scenario_name"]) if r["scenario_name"] not in shown else "↳ the same scenario, in another run"
         shown.add(r["scenario_name"])
@@ -591,7 +587,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
     people = "".join(f'<tr><td>{esc(r["reviewer"])}</td><td class=num>{r["scenarios"]}</td>'
                      f'<td class=num>{r["verdicts"]}</td></tr>' for r in progress.iter_rows(named=True)
                      if r["reviewer"] != "(all)")
-    export = f'<p><a id="export-reviews" href="{link("/review/export.csv", token=token)}">every review as CSV</a></p>'
+    export = f'<p><a id="export-reviews" href="{link("/review/export.csv")}">every review as CSV</a></p>'
     return (f"<h1>Review queue</h1>{form}<p id=\"left\">{left} of {queue.height} not reviewed yet</p>{start}"
             '<table id="queue"><tr><th>scenario</th><th>run</th><th>domain</th><th>why</th><th>reviews</th></tr>'
             f"{''.join(body)}</table>"
@@ -602,7 +598,6 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str, 
 QUEUE_KEYS = ("pick", "run", "a", "b", "seed", "per_domain")
 
 
-def queue_query(params: dict, policy: str, token: str) -> str:
+def queue_query(params: dict, policy: str) -> str:
     """The query string that makes a queue again (carried from page to page while reviewing)."""
-    return urlencode({**{k: params[k] for k in QUEUE_KEYS if params.get(k) not in (None, "")}, "policy": policy,
-                      "token": token})
+    return urlencode({**{k: params[k] for k in QUEUE_KEYS if params.get(k) not in (None, "")}, "policy": policy})

@@ -168,9 +168,9 @@ def _rate(value: float | None, events: int | None) -> str:
     return "—" if (events or 0) < 10 else f"{value * 100:.1f}%"
 
 
-def voice_page(run: str, panel: pl.DataFrame, scenarios: pl.DataFrame, policy: str, token: str | None) -> str:
+def voice_page(run: str, panel: pl.DataFrame, scenarios: pl.DataFrame, policy: str) -> str:
     """A run's voice: the panel per domain, then its failed scenarios by cause, each linked."""
-    back = link(f"/runs/{segment(run)}", policy=policy, token=token)
+    back = link(f"/runs/{segment(run)}", policy=policy)
     head = f'<p><a href="{back}">back to {esc(run)}</a></p><h1>{esc(run)}: voice</h1>'
     if panel.is_empty():
         return f"{head}<p id=\"no-voice\">This run records no speech to measure.</p>"
@@ -191,7 +191,7 @@ def voice_page(run: str, panel: pl.DataFrame, scenarios: pl.DataFrame, policy: s
     rows = "".join(domain_row(r) for r in panel.iter_rows(named=True))
     failed = scenarios.filter(pl.col("failure_cause").is_not_null())
     listed = "".join(
-        f'<tr><td><a href="{scenario_link(run, r["scenario_name"], policy, token)}#voice">'
+        f'<tr><td><a href="{scenario_link(run, r["scenario_name"], policy)}#voice">'
         f'{esc(r["scenario_name"])}</a></td><td>{esc(r["failure_cause"])}</td><td>{esc(r["failure_evidence"])}</td></tr>'
         for r in failed.sort("failure_cause", "scenario_name").iter_rows(named=True))
     return (f"{head}<table id=\"voice-panel\"><tr><th>domain</th><th>scenarios</th><th>agent talk</th>"

@@ -6,7 +6,11 @@ those people failed, the share it failed), measured on the labelled sample, turn
 rate ``p`` into an estimate of the rate people would give: ``(p + Sp - 1) / (Se + Sp - 1)``, clipped
 to [0, 1]. Its variance, the three estimates independent: ``(Var p + pi^2 Var Se + (1 - pi)^2 Var Sp)
 / (Se + Sp - 1)^2``, each a binomial variance. Undefined (None) without labels of both kinds, or
-when the judge does no better than chance (``Se + Sp <= 1``).
+when the judge does no better than chance (``Se + Sp <= 1``), each said in its ``note``. An
+estimate at 0 or 1 (every label one way: one label of each kind, say) has no binomial variance of
+its own; its variance is taken at the Agresti-Coull estimate ``(x + 2) / (n + 4)``, so that a few
+labels read as the uncertainty they are, not as certainty. A correction outside [0, 1] is clipped,
+and its note says from what.
 """
 
 from __future__ import annotations
@@ -48,19 +52,36 @@ class Corrected:
     rate: float | None
     ci_low: float | None
     ci_high: float | None
+    note: str | None = None  # why there is no rate, or that it was clipped
+
+
+def _binomial_variance(successes: int, n: int) -> float:
+    """``p (1 - p) / n`` at the estimate, or at the Agresti-Coull one where the estimate is 0 or 1."""
+    p = successes / n
+    if successes in (0, n):
+        p = (successes + 2) / (n + 4)
+    return p * (1 - p) / n
 
 
 def rogan_gladen(passed: int, total: int, labels: Labels) -> Corrected:
     """The corrected pass rate of ``passed`` of ``total`` judge verdicts, given ``labels``."""
     se, sp = labels.sensitivity, labels.specificity
-    if not total or se is None or sp is None or se + sp <= 1:
-        return Corrected(None, None, None)
+    if not total:
+        return Corrected(None, None, None, "no judged scenario")
+    if se is None or sp is None:
+        return Corrected(None, None, None, f"no label people {'passed' if se is None else 'failed'}")
+    if se + sp <= 1:
+        return Corrected(None, None, None, f"the judge does no better than chance on its labels "
+                                           f"(sensitivity + specificity = {se + sp:.2f}, at most 1)")
     p, youden = passed / total, se + sp - 1
-    rate = min(1.0, max(0.0, (p + sp - 1) / youden))
-    variance = (p * (1 - p) / total + rate ** 2 * se * (1 - se) / (labels.both_pass + labels.judge_fails)
-                + (1 - rate) ** 2 * sp * (1 - sp) / (labels.both_fail + labels.judge_passes)) / youden ** 2
+    raw = (p + sp - 1) / youden
+    rate = min(1.0, max(0.0, raw))
+    positives, negatives = labels.both_pass + labels.judge_fails, labels.both_fail + labels.judge_passes
+    variance = (_binomial_variance(passed, total) + rate ** 2 * _binomial_variance(labels.both_pass, positives)
+                + (1 - rate) ** 2 * _binomial_variance(labels.both_fail, negatives)) / youden ** 2
     half = Z95 * math.sqrt(variance)
-    return Corrected(rate, max(0.0, rate - half), min(1.0, rate + half))
+    note = None if raw == rate else f"clipped from {raw * 100:.1f}%"
+    return Corrected(rate, max(0.0, rate - half), min(1.0, rate + half), note)
 
 
 def with_calibration(rates: pl.DataFrame, labels: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -78,8 +99,9 @@ def with_calibration(rates: pl.DataFrame, labels: pl.DataFrame, by: str) -> pl.D
                      "judge_sensitivity": mine.sensitivity if judged else None,
                      "judge_specificity": mine.specificity if judged else None,
                      "judge_passed_corrected": fixed.rate, "judge_passed_corrected_ci_low": fixed.ci_low,
-                     "judge_passed_corrected_ci_high": fixed.ci_high})
+                     "judge_passed_corrected_ci_high": fixed.ci_high, "judge_passed_corrected_note": fixed.note})
     return pl.concat([rates, pl.DataFrame(rows, schema={
         "judge_labels": pl.Int64, "judge_sensitivity": pl.Float64, "judge_specificity": pl.Float64,
         "judge_passed_corrected": pl.Float64, "judge_passed_corrected_ci_low": pl.Float64,
-        "judge_passed_corrected_ci_high": pl.Float64})], how="horizontal")
+        "judge_passed_corrected_ci_high": pl.Float64, "judge_passed_corrected_note": pl.String})],
+        how="horizontal")

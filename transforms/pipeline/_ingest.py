@@ -75,7 +75,7 @@ def commit_ingested(store: Store, batch: list[IngestedRuns], policies: list[Poli
     time, a store of small sessions spent most of its ingest there."""
     if batch:
         tables = {table: pl.concat([r.tables[table] for r in batch]) for table in batch[0].tables}  # all read
-        tables["voice"] = turn_taking(tables["voice"].lazy()).collect()  # measured a batch at once, as scored
+        tables["voice"] = turn_taking(tables["voice"].lazy()).collect(engine="in-memory")  # a batch at once, as scored
         scored = [score_and_count(tables["scenarios"].lazy(), policy) for policy in policies]
         for table in ("scores", "rate_counts"):
             tables[table] = pl.concat([s[table] for s in scored]) if scored else empty_frame(table)

@@ -24,7 +24,7 @@ from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import SIGNALS
 from scorelake.transforms.registry import BY_NAME, ITEM_SIGNALS
-from scorelake.transforms.scoring import standing_verdicts
+from scorelake.transforms.scoring import reviewer_identity, standing_verdicts
 from scorelake.transforms.sources import open_regular, read_within
 
 COMPOSITE = "is_successful"
@@ -219,7 +219,12 @@ def read_review_file(path: Path, reviewer: str) -> tuple[list[Review], list[str]
         if verdict not in VERDICTS:  # an import says pass or fail (withdraw one by one)
             problems.append(f"line {number}: verdict '{record['verdict']}': pass or fail")
             continue
+        try:
+            who = reviewer_identity(str(record.get("reviewer") or reviewer))
+        except ValueError as exc:
+            problems.append(f"line {number}: {exc}")
+            continue
         reviews.append(Review(str(record["run_id"]), str(record["scenario_name"]), str(record["signal"]), verdict,
-                              str(record.get("reviewer") or reviewer), assertion,
+                              who, assertion,
                               None if record.get("note") in (None, "") else str(record["note"]), number))
     return reviews, problems

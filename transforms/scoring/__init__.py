@@ -16,8 +16,10 @@ from scorelake.transforms.scoring._action_match import (
 from scorelake.transforms.scoring._policy import RECORDED, Policy
 from scorelake.transforms.scoring._reviews import (
     REVIEW_COLUMNS,
+    MAX_REVIEWER_CHARS,
     REVIEW_RULES,
     review_columns,
+    reviewer_identity,
     split_reviewed,
     standing_verdicts,
 )
@@ -27,4 +29,4 @@ from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
 from scorelake.transforms.scoring._signals import as_scores, with_scores
 
 __all__ = ["NEMO_SIGNALS", "RECORDED", "SCENARIO_FACTS", "SCORER_VERSION", "ActionMatch", "ActionMatchUndefined", "Difference", "ItemComparison", "differences", "item_comparisons",
-           "Policy", "REVIEW_COLUMNS", "REVIEW_RULES", "Signal", "TextFlags", "as_scores", "compare", "match_scalar", "rate_counts", "review_columns", "score_and_count", "split_reviewed", "standing_verdicts", "with_scores"]
+           "MAX_REVIEWER_CHARS", "Policy", "REVIEW_COLUMNS", "REVIEW_RULES", "Signal", "TextFlags", "as_scores", "compare", "match_scalar", "rate_counts", "review_columns", "reviewer_identity", "score_and_count", "split_reviewed", "standing_verdicts", "with_scores"]

@@ -18,6 +18,7 @@ from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.registry import SCORER_VERSION
 from scorelake.transforms.scoring._signal import Signal
+from scorelake.transforms.scoring._reviews import reviewer_identity
 
 
 class Policy(BaseModel):
@@ -57,6 +58,11 @@ class Policy(BaseModel):
     @classmethod
     def _latest_is_the_default(cls, value: object) -> object:
         return None if value == "latest" else value  # one policy id for the default rule
+
+    @field_validator("adjudicator")
+    @classmethod
+    def _one_voter(cls, value: str | None) -> str | None:
+        return None if value is None else reviewer_identity(value)  # as reviews store names
 
     @model_validator(mode="after")
     def _rule_needs_reviews(self) -> Policy:

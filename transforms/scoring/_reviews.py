@@ -9,6 +9,8 @@ rate is recounted; a review of the composite sets ``is_successful`` and ``is_tas
 
 from __future__ import annotations
 
+import unicodedata
+
 import polars as pl
 
 from scorelake.transforms.names import SIGNALS
@@ -20,6 +22,32 @@ col = pl.col
 REVIEW_COLUMNS = tuple(f"review_{name}" for name in (*SIGNALS, COMPOSITE))
 # Signals reviewed item by item too: their pass rate is recounted from their items.
 _ITEMS = tuple(s for s in DECLARED if s.pass_rate)
+
+
+MAX_REVIEWER_CHARS = 64
+# what no name may hold: controls, format characters (zero-width spaces, direction overrides),
+# private-use, surrogate and unassigned code points, line and paragraph separators
+_INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+_LOOKALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})  # whose letters print alike (а, a; ο, o)
+
+
+def reviewer_identity(name: str) -> str:
+    """A reviewer's name as one voter: NFKC, case-folded (NFKC again after), white space runs one
+    space; ``ValueError`` saying why for a name that is empty, longer than ``MAX_REVIEWER_CHARS``,
+    holds an invisible or control character, or mixes Latin, Cyrillic and Greek letters (``аlice``
+    with a Cyrillic ``а`` prints as ``alice``): names that print alike are one reviewer or refused."""
+    for char in name.strip():
+        if unicodedata.category(char) in _INVISIBLE:
+            raise ValueError(f"the reviewer's name holds an invisible or control character (U+{ord(char):04X})")
+    folded = " ".join(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold()).split())
+    if not folded:
+        raise ValueError("the reviewer's name is empty")
+    if len(folded) > MAX_REVIEWER_CHARS:
+        raise ValueError(f"the reviewer's name is {len(folded)} characters: at most {MAX_REVIEWER_CHARS}")
+    scripts = {unicodedata.name(char, "").split(" ")[0] for char in folded if char.isalpha()} & _LOOKALIKE_SCRIPTS
+    if len(scripts) > 1:
+        raise ValueError(f"the reviewer's name mixes {' and '.join(sorted(scripts)).lower()} letters, which print alike")
+    return folded
 
 
 # Which verdict stands where reviewers reviewed the same key (run, scenario, signal, assertion).

@@ -63,8 +63,9 @@ def voice_row(key: dict, segments: list[Segment] | None, agent_context: Any, use
     ``call_s`` and ``ended``: how long the call lasted (from its start, the segments' zero) and how it
     ended (``call_end``); ``tick_s``: the tick its turn-taking is measured on; ``kinds_marked``: the
     source marks backchannels, vocal tics and non-directed speech (τ-voice); ``anomalies``: what its
-    segments hold that no measure should trust (``segments_of``). Its turn-taking columns are left
-    to ``turn_taking``, over the rows of many scenarios at once."""
+    segments hold that no measure should trust (``segments_of``), to which the row adds the caps its
+    conversation met (``heard_facts``). Its turn-taking columns are left to ``turn_taking``, over
+    the rows of many scenarios at once."""
     if (segments is None and audio is None and not isinstance(agent_context, list)
             and not isinstance(user_context, list)):
         return None
@@ -75,10 +76,11 @@ def voice_row(key: dict, segments: list[Segment] | None, agent_context: Any, use
             spoken_facts |= audio_facts(audio, segments)
         except AudioUnreadable as err:
             unmeasured(str(err))
+    anomalies = list(anomalies)
+    heard = heard_facts(agent_context, user_context, entities, anomalies.append)
     return {**key, "has_segments": segments is not None, **spoken_facts,
             "call_s": call_s if call_s is not None and call_s > 0 else None, "call_end": ended, "tick_s": tick_s,
-            "turn_kinds_marked": kinds_marked and segments is not None, "anomalies": list(anomalies) or None,
-            **heard_facts(agent_context, user_context, entities),
+            "turn_kinds_marked": kinds_marked and segments is not None, "anomalies": anomalies or None, **heard,
             # the times whole: ``turn_taking`` measures from them
             "segments_json": None if segments is None else orjson.dumps(
                 [[*s[:4], s.kinds] if s.kinds else [*s[:4]] for s in segments]).decode()}

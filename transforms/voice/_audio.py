@@ -99,7 +99,9 @@ def _frames(path: str) -> _Channels:
                     step = 2 * heard_frame
                     found.voiced[c].extend(vads[c].is_speech(pcm[i:i + step], heard_rate)
                                            for i in range(0, len(pcm), step))
-    except (OSError, RuntimeError, soundfile.LibsndfileError) as exc:
+    except soundfile.LibsndfileError as exc:  # its own words, not the path (the warning names the file)
+        raise AudioUnreadable(f"libsndfile cannot read it ({exc.error_string.strip()})") from None
+    except (OSError, RuntimeError) as exc:
         raise AudioUnreadable(str(exc) or type(exc).__name__) from None
     return found._replace(length_s=samples / rate)
 

@@ -95,6 +95,12 @@ def _acted_after(context: list, heard: list[tuple[int, str]]) -> list[bool]:
 
 # a said and a heard turn pair when at most half the said words (one at least) were heard otherwise
 PAIRED_AT_MOST = 0.5
+# The caps of one conversation, past which it is not measured whole (and a warning says so): its
+# alignment costs a word edit distance per pair of turns, its entities a search of the heard turn each.
+MAX_TURN_PAIRS = 250_000  # said turns times heard turns of one direction (500 a side)
+MAX_WORDS = 50_000  # said or heard words of one direction (a call of about six hours)
+MAX_ENTITIES = 50  # key entities looked for
+MAX_SEARCHED_WORDS = 2_000  # words of a heard turn searched for what was heard in place of an entity
 
 
 class Heard(NamedTuple):
@@ -121,10 +127,15 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
     pairs only. The turns both sides share at the start and at the end pair first: a conversation
     mostly heard right leaves little to align."""
     said_words = [words(t) for t in said]
-    heard_words = said_words if heard == said else [words(t) for t in heard]
+    return _aligned_turns(said_words, said_words if heard == said else [words(t) for t in heard])
+
+
+def _aligned_turns(said_words: list[list[str]], heard_words: list[list[str]]) -> Heard:
+    """``heard_turns`` over turns already split into words."""
     if said_words == heard_words:  # most conversations: every turn heard as said
-        return Heard(0, sum(map(len, said_words)), 0, 0, 0, 0, [(k, k) for k in range(len(said))])
-    most = min(len(said), len(heard))
+        return Heard(0, sum(map(len, said_words)), 0, 0, 0, 0, [(k, k) for k in range(len(said_words))])
+    m, n = len(said_words), len(heard_words)
+    most = min(m, n)
     first = 0
     while first < most and said_words[first] == heard_words[first]:
         first += 1
@@ -132,8 +143,8 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
     while last < most - first and said_words[-1 - last] == heard_words[-1 - last]:
         last += 1
     moves = [("p", k, k) for k in range(first)]
-    moves += _aligned(said_words[first:len(said) - last], heard_words[first:len(heard) - last], first)
-    moves += [("p", len(said) - last + k, len(heard) - last + k) for k in range(last)]
+    moves += _aligned(said_words[first:m - last], heard_words[first:n - last], first)
+    moves += [("p", m - last + k, n - last + k) for k in range(last)]
     last_paired = max((si for how, si, _ in moves if how == "p"), default=None)
     times_heard = Counter(map(tuple, heard_words)) if any(how == "h" for how, _, _ in moves) else Counter()
     errors = total = missing = duplicated = undelivered = extra = 0
@@ -153,14 +164,28 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
     return Heard(errors, total, missing, duplicated, undelivered, extra, pairs)
 
 
-def _pair_errors(said: list[str], heard: list[str], said_spoken: str, heard_spoken: str) -> int | None:
-    """The word errors of a heard turn against a said one, when the two may pair (``heard_turns``)."""
+class _LazyJoined:
+    """Each turn's spoken form joined (``spoken``), worked out the first time it is asked for."""
+
+    def __init__(self, turns: list[list[str]]):
+        self.turns, self.joined = turns, [None] * len(turns)
+
+    def __getitem__(self, k: int) -> str:
+        if (found := self.joined[k]) is None:
+            found = self.joined[k] = "".join(spoken(self.turns[k]))
+        return found
+
+
+def _pair_errors(said: list[str], heard: list[str], said_spoken: _LazyJoined, heard_spoken: _LazyJoined,
+                 i: int, j: int) -> int | None:
+    """The word errors of heard turn ``j`` against said turn ``i``, when the two may pair
+    (``heard_turns``); ``said`` and ``heard``: those turns' words."""
     allowed = max(1, int(PAIRED_AT_MOST * len(said)))
     errors = Levenshtein.distance(said, heard, score_cutoff=allowed)
     if errors <= allowed:
         return errors
-    allowed = int(PAIRED_AT_MOST * len(said_spoken))
-    if Levenshtein.distance(said_spoken, heard_spoken, score_cutoff=allowed) <= allowed:
+    allowed = int(PAIRED_AT_MOST * len(said_spoken[i]))
+    if Levenshtein.distance(said_spoken[i], heard_spoken[j], score_cutoff=allowed) <= allowed:
         return Levenshtein.distance(said, heard)  # paired as spoken ("HAT266" as "hat two six six")
     return None
 
@@ -176,11 +201,13 @@ def _aligned(said: list[list[str]], heard: list[list[str]], offset: int) -> list
         best[i][0], step[i][0] = best[i - 1][0], "s"
     for j in range(1, n + 1):
         best[0][j] = best[0][j - 1]
-    said_spoken, heard_spoken = ["".join(spoken(t)) for t in said], ["".join(spoken(t)) for t in heard]
+    # spoken forms only when a pair's words are too far apart (most pairs are not)
+    said_spoken = _LazyJoined(said)
+    heard_spoken = _LazyJoined(heard)
     for i in range(1, m + 1):
         for j in range(1, n + 1):
             choice, how = min((best[i - 1][j], "s"), (best[i][j - 1], "h"))
-            d = _pair_errors(said[i - 1], heard[j - 1], said_spoken[i - 1], heard_spoken[j - 1])
+            d = _pair_errors(said[i - 1], heard[j - 1], said_spoken, heard_spoken, i - 1, j - 1)
             if d is not None:
                 paired = (best[i - 1][j - 1][0] - 1, best[i - 1][j - 1][1] + d)
                 if paired <= choice:
@@ -318,18 +345,35 @@ def misheard(entities: Sequence[str], said: list[list[str]], heard: list[list[st
         if at is None:
             found.append({"entity": entity, "heard": None, "acted_on": False})
             continue
-        tokens = heard_spoken[at]
-        spans = [(i, j) for i in range(len(tokens)) for j in range(i + 1, len(tokens) + 1)
-                 if j - i <= len(target)] or [(0, 0)]
+        tokens = heard_spoken[at][:MAX_SEARCHED_WORDS]
+        spans = [(i, j) for i in range(len(tokens)) for j in range(i + 1, min(i + len(target), len(tokens)) + 1)
+                 ] or [(0, 0)]
         i, j = min(spans, key=lambda span: _closeness(target, "".join(tokens[span[0]:span[1]])))
         found.append({"entity": entity, "heard": " ".join(heard[at][i:j]) or None, "acted_on": acted[at]})
     return found
 
 
-def _direction(said: list[str] | None, heard: list[str] | None, prefix: str) -> tuple[dict[str, Any], Heard | None]:
+def _too_large(said: list[list[str]], heard: list[list[str]]) -> str | None:
+    """Why one direction is too large to align (its turns pairwise, its words), or None."""
+    said_words, heard_words = sum(map(len, said)), sum(map(len, heard))
+    if len(said) * len(heard) > MAX_TURN_PAIRS or max(said_words, heard_words) > MAX_WORDS:
+        return (f"{len(said):,} turns ({said_words:,} words) said against {len(heard):,} ({heard_words:,} words) "
+                f"heard: over the {MAX_TURN_PAIRS:,} turn pairs or {MAX_WORDS:,} words a side aligned")
+    return None
+
+
+def _direction(said: list[list[str]] | None, heard: list[list[str]] | None, prefix: str,
+               anomaly: Callable[[str], None]) -> tuple[dict[str, Any], Heard | None]:
     """One direction's columns (``prefix``: ``user_to_agent`` or ``agent_to_user``) and its aligned
-    turns: NULL and None where either side's context is absent or nothing was said."""
-    found = heard_turns(said, heard) if said and heard is not None else None
+    turns (``said`` and ``heard``: each turn's words): NULL and None where either side's context is
+    absent, nothing was said, or it is too large to align (then said to ``anomaly``)."""
+    found = None
+    if said and heard is not None:
+        too_large = _too_large(said, heard)
+        if too_large:
+            anomaly(f"{prefix.replace('_', ' ')}: not aligned: {too_large}")
+        else:
+            found = _aligned_turns(said, heard)
     if found is None:
         names = ("errors", "words", "wer", *(f"turns_{k}" for k in TURN_FAULTS))
         return {f"{prefix}_{name}": None for name in names}, None
@@ -341,23 +385,32 @@ def _direction(said: list[str] | None, heard: list[str] | None, prefix: str) -> 
 TURN_FAULTS = ("missing", "duplicated", "undelivered", "extra")
 
 
-def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], Sequence[str]]) -> dict[str, Any]:
+def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], Sequence[str]],
+                anomaly: Callable[[str], None] = lambda said: None) -> dict[str, Any]:
     """Per scenario: both directions' turns aligned (missing, duplicated, undelivered, extra), their
     word errors and reference words over the aligned turns and their WER, the key entities misheard,
     and the user's turns as said and as heard, aligned (``VOICE_COLUMNS`` names). ``entities`` gives
     the scenario's key entities: asked only when the agent heard the user other than as said (else
-    none can have been misheard)."""
+    none can have been misheard). A conversation past the caps (``MAX_TURN_PAIRS``, ``MAX_WORDS``,
+    ``MAX_ENTITIES``) is measured within them, each cap it meets said to ``anomaly``."""
     user_side, agent_side = _placed_turns(user_context, "user"), _placed_turns(agent_context, "agent")
     said_turns = None if user_side is None else [text for _, text in user_side["assistant"]]
     heard_turns_ = None if agent_side is None else [text for _, text in agent_side["user"]]
-    to_agent, aligned = _direction(said_turns, heard_turns_, "user_to_agent")
-    to_user, _ = _direction(None if agent_side is None else [text for _, text in agent_side["assistant"]],
-                            None if user_side is None else [text for _, text in user_side["user"]], "agent_to_user")
+    said_words = None if said_turns is None else [words(t) for t in said_turns]
+    heard_words = None if heard_turns_ is None else [words(t) for t in heard_turns_]
+    to_agent, aligned = _direction(said_words, heard_words, "user_to_agent", anomaly)
+    to_user, _ = _direction(None if agent_side is None else [words(text) for _, text in agent_side["assistant"]],
+                            None if user_side is None else [words(text) for _, text in user_side["user"]],
+                            "agent_to_user", anomaly)
     missed = None
     if aligned is not None:
         missed = []
         if aligned.errors or aligned.missing:
-            missed = misheard(entities(), [words(t) for t in said_turns], [words(t) for t in heard_turns_],
+            checked = entities()
+            if len(checked) > MAX_ENTITIES:
+                anomaly(f"{len(checked):,} key entities: the first {MAX_ENTITIES} checked for mishearing")
+                checked = checked[:MAX_ENTITIES]
+            missed = misheard(checked, said_words, heard_words,
                               _acted_after(agent_context, agent_side["user"]), aligned.pairs)
     pairs = ([(None if si is None else said_turns[si], None if hj is None else heard_turns_[hj])
               for si, hj in aligned.pairs] if aligned else list(zip_longest(said_turns or [], heard_turns_ or [])))

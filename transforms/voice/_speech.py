@@ -39,6 +39,9 @@ _START_END = itemgetter(1, 2)  # a segment's start, then its end
 
 
 LONG_SEGMENT_S = 60.0  # one segment longer than this is an anomaly: no turn of a call lasts a minute
+# A conversation's segments measured at most: its turn-taking's memory grows with them (a 1 MB
+# seglst, 16,000 segments, takes tens of MB); a seglst with more is not measured, and says so.
+MAX_SEGMENTS = 50_000
 
 
 class Segments(NamedTuple):
@@ -62,10 +65,13 @@ def _not_a_segment(item: Any) -> str | None:
 
 def segments_of(doc: Any) -> Segments:
     """The segments of a parsed ``conversation_log.seglst.json``, in order of start and end, and its
-    anomalies: not a list, items that are no segment (each left out), segments out of order in the
-    file, a segment longer than ``LONG_SEGMENT_S``."""
+    anomalies: not a list, more than ``MAX_SEGMENTS`` items (then none is read), items that are no
+    segment (each left out), segments out of order in the file, a segment longer than ``LONG_SEGMENT_S``."""
     if not isinstance(doc, list):
         return Segments(None, [] if doc is None else [f"not a list of segments (a {type(doc).__name__})"])
+    if len(doc) > MAX_SEGMENTS:
+        return Segments(None, [f"{len(doc):,} items: over the {MAX_SEGMENTS:,} segments a conversation is measured "
+                               "with (not measured)"])
     found, anomalies, skipped = [], [], []
     for at, item in enumerate(doc):
         if (type(item) is not dict or item.get("speaker") not in (AGENT, USER)

@@ -254,9 +254,9 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     segments, ``call_s``, ``tick_s`` and ``agent_words``; null for a row without segments, zero where
     it has some but not of that kind; the selectivity columns null unless ``turn_kinds_marked``."""
     # each made once: every measure and each of tau2's look-ups reads them again
-    segments = segment_frame(voice).collect().lazy()
-    calls = _calls(voice).join(segments.select(_ROW).unique(), on=_ROW, how="semi").collect().lazy()
-    users, agents, effects, ticked = (frame.lazy() for frame in pl.collect_all(_ticks(segments, calls)))
+    segments = segment_frame(voice).collect(engine="in-memory").lazy()
+    calls = _calls(voice).join(segments.select(_ROW).unique(), on=_ROW, how="semi").collect(engine="in-memory").lazy()
+    users, agents, effects, ticked = (frame.lazy() for frame in pl.collect_all(_ticks(segments, calls), engine="in-memory"))
     measured = (calls.select(_ROW).join(_sweep(segments, calls), on=_ROW, how="left")
                 .join(_interaction(users, agents, effects, ticked), on=_ROW, how="left"))
     kind_counts = [f"{k}_{part}" for k in _KIND_EVENTS for part in ("total", "errors")]

@@ -241,15 +241,28 @@ def _voice_rows(key: dict, src: ScenarioSource, contexts: dict[str, Any], instru
     except OSError:
         found = None
     seen[audio] = ABSENT if found is None else stat_token_of(found)  # the fingerprint's: no second stat
-    audio = (audio if found is not None and stat.S_ISREG(found.st_mode)
-             and resolves_inside(audio, root) else None)
+    unmeasured = lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}")  # noqa: E731
+    if found is None:
+        audio = None
+    elif not stat.S_ISREG(found.st_mode):
+        unmeasured(f"not a regular file ({_file_kind(found.st_mode)})")
+        audio = None
+    elif not resolves_inside(audio, root):
+        unmeasured("a link to a file outside the run's directory")
+        audio = None
     read = segments_of(segments)
-    anomalies = [f"{SEGMENTS_FILE}: {anomaly}" for anomaly in read.anomalies]
-    warnings += [f"{src.dir.name}: {anomaly}" for anomaly in anomalies]
-    row = voice_row(key, read.segments, contexts["agent"], contexts["user"], entities, audio,
-                    lambda reason: warnings.append(f"{src.dir.name}: {AUDIO_FILE} not measured: {reason}"),
-                    call_s=src.metrics.duration_seconds, ended=call_end(src.metrics.stop_reason), anomalies=anomalies)
+    row = voice_row(key, read.segments, contexts["agent"], contexts["user"], entities, audio, unmeasured,
+                    call_s=src.metrics.duration_seconds, ended=call_end(src.metrics.stop_reason),
+                    anomalies=[f"{SEGMENTS_FILE}: {anomaly}" for anomaly in read.anomalies])
+    warnings += [f"{src.dir.name}: {anomaly}" for anomaly in (row or {}).get("anomalies") or []]
     return [row] if row else []
+
+
+def _file_kind(mode: int) -> str:
+    """What a path that is no regular file is, in words."""
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for is_kind, name in kinds if is_kind(mode)), "not a file")
 
 
 # The folders within a scenario's that its files are read from: each is checked not to be a symlink
