@@ -47,6 +47,7 @@ from scorelake.transforms.pipeline import (
     commit_ingested,
     commit_judgements,
     commit_majority,
+    keep_majority_of_policies,
     commit_orphaned_journals,
     define_judge,
     describe_reviews,
@@ -67,6 +68,8 @@ from scorelake.transforms.pipeline import (
     store_reviews,
     stored_judges,
     stored_policies,
+    twin_judgements,
+    undecided,
 )
 from scorelake.transforms.pipeline import (
     migrate as convert_legacy,
@@ -366,8 +369,10 @@ def rescore_policies(fanout: Fanout, warehouse: str | None = None, policy_specs:
         store.maintenance.compact_if_fragmented()
         store.views.build()
     chosen = policies[0] if len(policies) == 1 and (policy_specs or policy_name) else None
+    rule = chosen and chosen.reviews and chosen.review_rule
     return RescoreResult(store.location, scored, chosen and chosen.name, chosen and chosen.id,
-                         chosen and (chosen.judge or RECORDED), converted)
+                         chosen and (chosen.judge or RECORDED), converted,
+                         undecided=undecided(store, rule, chosen.adjudicator) if rule else 0, review_rule=rule or None)
 
 
 # A re-score's batches scored at once by a fan-out's tasks: one committing while the next is scored,
@@ -406,10 +411,11 @@ def rejudge(fanout: Fanout, warehouse: str, judge: str, settings: dict | None = 
     if judge.endswith(MAJORITY):
         raise InvalidArgument(f"judge '{judge}' is the majority of a repeated judge's asks: rejudge "
                               f"--judge {judge.removesuffix(MAJORITY)} --repeat K makes it")
+    check_judge_name(judge)  # NAME#k and NAME@majority are made by --repeat alone
     args = (run_ids, only_errors, concurrency, api_key_env, retries, backoff, progress)
     if repeat == 1:
         return rejudge_one(fanout, warehouse, judge, settings, *args)
-    check_judge_name(judge)
+    keep_majority_of_policies(Store(warehouse), judge, repeat)
     settings = dict(settings or {})
     start = settings.get("seed") or 0
     results = [rejudge_one(fanout, warehouse, ask_name(judge, k), {**settings, "seed": start + k}, *args)
@@ -501,6 +507,10 @@ def rejudge_one(fanout: Fanout, warehouse: str, judge: str, settings: dict | Non
                 size = max(rest.height, 1) if fanout.streams else JUDGE_BATCH
                 for batch in (rest.slice(i, size) for i in range(0, rest.height, size)):
                     add(ask(batch, concurrency, retry))
+            # the inputs whose request another asked: its answer, now that the committer has committed them all
+            twins = twin_judgements(store, plan.twins, spec.name)
+            if twins.height:
+                commit_judgements(store, twins, f"judge {spec.name}: {twins.height} judgements of the same requests")
         except JudgeUnavailable as down:
             if new and not total.answered and not plan.copied.height:  # it never answered: nothing of it is kept, its name stays free
                 forget_judge(store, spec.name)
@@ -513,7 +523,7 @@ def rejudge_one(fanout: Fanout, warehouse: str, judge: str, settings: dict | Non
             raise JudgeUnavailable(f"judge '{spec.name}' answered none of {total.done} calls (last: "
                                    f"{samples[-1] if samples else 'no reply'}): nothing of it is kept")
         keep_judge()
-    sources = plan.copied["source"].value_counts().rows() if plan.copied.height else []
+    sources = Counter([*plan.copied["source"], *twins["source"]])
     return RejudgeResult(store.location, spec.name, spec.describe(), plan.scope, plan.judged_already, dict(sources),
                          total.done, total.errors, total.retries, total.tokens, recovered, samples,
                          unanswered=total.unanswered, odd_scores=total.odd_scores, converted=converted)

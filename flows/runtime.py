@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from scorelake.transforms.errors import ScorelakeError
 
 if TYPE_CHECKING:
     from scorelake.transforms.results import IngestResult, RejudgeResult, RescoreResult, ReviewResult
@@ -120,9 +124,14 @@ class How:
         return orchestrate(self.prefect, self.task_runner, self.verbose, self.say)
 
 
-def _require_answering(address: str, timeout_s: float = 5.0) -> None:
-    """A Dask scheduler ``tcp://host:port`` that accepts a connection, or a clear error (Prefect's
-    engine would wait 30 s, then fail the flow with a traceback)."""
+DASK_DEADLINE_S = 10.0  # a scheduler's connection and handshake, before anything is created
+
+
+def _require_answering(address: str, timeout_s: float = DASK_DEADLINE_S) -> None:
+    """A Dask scheduler ``tcp://host:port`` that accepts a connection and answers Dask's handshake
+    within ``timeout_s``, or a one-line error: Prefect's engine would wait 30 s on a closed port and
+    fail the flow with a traceback, and on a port that accepts and never answers (or an HTTP
+    server) wait for ever, its flow run Running and the warehouse's tables made."""
     import socket
     from urllib.parse import urlsplit
 
@@ -139,6 +148,43 @@ def _require_answering(address: str, timeout_s: float = 5.0) -> None:
         socket.create_connection((parts.hostname, port), timeout=timeout_s).close()
     except OSError as exc:
         raise InvalidArgument(f"--dask-address {address} does not answer ({exc.strerror or exc})") from None
+    from distributed import Client
+
+    outcome: list[BaseException | None] = []
+
+    def handshake() -> None:
+        try:
+            with Client(f"tcp://{parts.hostname}:{port}", timeout=timeout_s, set_as_default=False) as client:
+                client.scheduler_info()
+            outcome.append(None)
+        except Exception as exc:  # noqa: BLE001  (distributed's OSError, TimeoutError, CommClosedError, ...)
+            outcome.append(exc)
+
+    # in a thread of its own: a port that accepts and never answers holds distributed's Client past its timeout
+    caller = threading.Thread(target=handshake, name="scorelake-dask-handshake", daemon=True)
+    caller.start()
+    caller.join(timeout_s)
+    if not outcome or outcome[0] is not None:
+        why = type(outcome[0]).__name__ if outcome else "no answer"
+        raise InvalidArgument(f"--dask-address {address}: no Dask scheduler answered within {timeout_s:g} s ({why})")
+
+
+@contextmanager
+def _cluster_said(how: How):
+    """A Dask cluster that fails a run mid-way (its scheduler killed, its connection lost) said in one
+    line, not the engine's traceback; what the run committed before stays, and running the command
+    again finishes it (ingest and rescore skip what is stored)."""
+    try:
+        yield
+    except ScorelakeError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        if how.task_runner != "dask":
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise ScorelakeError(f"the Dask cluster at {how.dask_address} failed the run ({type(exc).__name__}"
+                             f"{': ' + first if first else ''}); what was committed before stays: run the "
+                             "command again to finish") from None
 
 
 def how_on(dask_address: str | None, prefect: bool | None, verbose: bool, say: Callable[[str], None],
@@ -159,7 +205,8 @@ def ingest(how: How, *, warehouse: str, runs_dirs: list[str], force: bool = Fals
     if chosen.prefect:
         from scorelake.flows.prefect_flows import ingest_flow, make_task_runner
 
-        result = ingest_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
+        with _cluster_said(how):
+            result = ingest_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
     else:
         from scorelake.flows.flow_bodies import InProcess
         from scorelake.flows.flow_bodies import ingest as ingest_body
@@ -178,7 +225,8 @@ def rescore(how: How, *, warehouse: str, policy_spec: str | None = None, policy_
     if chosen.prefect:
         from scorelake.flows.prefect_flows import make_task_runner, rescore_flow
 
-        result = rescore_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
+        with _cluster_said(how):
+            result = rescore_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
     else:
         from scorelake.flows.flow_bodies import InProcess, rescore_policies
 
@@ -198,7 +246,8 @@ def rejudge(how: How, *, warehouse: str, judge: str, settings: dict, run_ids: li
     if chosen.prefect:
         from scorelake.flows.prefect_flows import make_task_runner, rejudge_flow
 
-        result = rejudge_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
+        with _cluster_said(how):
+            result = rejudge_flow.with_options(task_runner=make_task_runner(how.task_runner, how.dask_address))(**args)
     else:
         from scorelake.flows.flow_bodies import InProcess
         from scorelake.flows.flow_bodies import rejudge as rejudge_body

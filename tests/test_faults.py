@@ -289,3 +289,90 @@ def test_a_first_ingest_killed_while_it_creates_the_tables_is_said_and_completed
     again = runner.invoke(app, ["ingest", str(CONFORMANCE / BASELINE), "-w", target])
     assert again.exit_code == 0, again.output
     assert scorelake.open(target).check().consistent
+
+
+@pytest.mark.slow
+def test_a_cluster_address_that_never_answers_is_one_line_within_its_deadline_and_nothing_is_made(tmp_path):
+    """--dask-address at a port that accepts and never answers, at an HTTP server, and at a closed
+    port: each a one-line error, exit 2, within the documented deadline, no warehouse made (no
+    flow run left Running, no empty tables)."""
+    import http.server
+    import socket
+    import threading
+    import time
+
+    from scorelake.flows.runtime import DASK_DEADLINE_S
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    accepted = []
+    threading.Thread(target=lambda: [accepted.append(silent.accept()) for _ in range(8)], daemon=True).start()
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()
+    try:
+        for port in (silent.getsockname()[1], web.server_port, closed_port):
+            warehouse = tmp_path / f"wh{port}"
+            started = time.monotonic()
+            done = subprocess.run([SCORELAKE, "ingest", str(CONFORMANCE / BASELINE), "-w", str(warehouse),
+                                   "--dask-address", f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
+                                  timeout=120)
+            assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, (port, done.stderr)
+            assert f"--dask-address tcp://127.0.0.1:{port}" in done.stderr
+            assert time.monotonic() - started < DASK_DEADLINE_S + 20 and not warehouse.exists()
+    finally:
+        web.shutdown()
+        silent.close()
+
+
+def test_smaller_faults_the_readers_cache_on_threads_prices_a_rule_without_its_option_and_a_huge_line(tmp_path):
+    """The readers' definition cache under 4 threads at its size limit loses nothing and raises
+    nothing; a price that would make a cost infinite is refused naming it; the adjudicated rule
+    without --adjudicator says so, not "--value"; a review file of one 200 MB line is refused, naming
+    the line, in a process that stays under 1 GB."""
+    import threading
+
+    from scorelake.transforms.sources.nemo._read import _KeptByContent
+
+    kept = _KeptByContent(limit=64)
+    failures = []
+
+    def churn(worker: int) -> None:
+        try:
+            for k in range(5_000):
+                key = (f"{worker}-{k}".encode(), b"x" * 8)
+                assert kept.keep(key, k) == k
+        except Exception as exc:  # noqa: BLE001  (what a race raises: KeyError, RuntimeError)
+            failures.append(exc)
+
+    threads = [threading.Thread(target=churn, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures and kept.size == sum(len(part) for key in kept for part in key) <= 64
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(CONFORMANCE / BASELINE)
+    priced = runner.invoke(app, ["cost", "--price", "agent=1e308,1e308", "-w", wh.location])
+    assert priced.exit_code == 2 and "--price agent: between 0 and 1e+09" in priced.stderr
+    ruled = runner.invoke(app, ["rescore", "--policy", "x", "--reviews", "--review-rule", "adjudicated",
+                                "-w", wh.location])
+    assert ruled.exit_code == 2 and "--value" not in ruled.stderr and "--adjudicator NAME" in ruled.stderr
+
+    huge = tmp_path / "huge.csv"
+    with open(huge, "w") as out:
+        out.write("run_id,scenario_name,signal,verdict,note\n")
+        out.write(f"{BASELINE},qa__moon_landing,judge_passed,pass,")
+        for _ in range(200):
+            out.write("n" * 1_000_000)
+        out.write("\n")
+    probe = (f"import scorelake, resource\ntry:\n    scorelake.open({str(tmp_path / 'wh')!r}).import_reviews({str(huge)!r})\n"
+             "except scorelake.InvalidArgument as exc:\n    print(exc)\n"
+             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)")
+    said = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300).stdout.split("\n")
+    assert "line 2 is 200,000,0" in said[0] and int(said[1]) < 1024, said

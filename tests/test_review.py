@@ -631,3 +631,41 @@ def test_corrected_rates_from_few_labels_read_as_uncertain_and_a_blank_or_a_clip
     for width in ("1e-200", "1e-9", "0"):
         refused = runner.invoke(app, ["compare-judges", "human", "recorded", "--plan", width, "-w", wh.location])
         assert refused.exit_code == 2 and "from 0.01 to 2" in refused.output, refused.output
+
+
+@pytest.mark.slow
+def test_an_import_killed_9_just_after_its_reviews_commit_stands_nowhere_and_is_completed_once(wh, tmp_path):
+    """A real kill -9 of the importing process at its log step (its 50,000 reviews written): none
+    stands (no view shows a step the log lacks); importing the file again completes the step, the
+    history not doubled, the log line naming how many reviewers, not each."""
+    labels = tmp_path / "labels.csv"
+    names = ("qa__speed_of_light", "qa__moon_landing")
+    labels.write_text("run_id,scenario_name,signal,verdict,reviewer\n" + "".join(
+        f"{BASELINE},{names[k % 2]},judge_passed,{'pass' if k % 3 else 'fail'},r{k}\n" for k in range(50_000)))
+    killer = ("import os, scorelake\nfrom scorelake.storage._history import CommitLog\nreal = CommitLog.record\n"
+              "def record(self, operation, detail):\n    if operation == 'review':\n"
+              "        os.kill(os.getpid(), 9)\n    return real(self, operation, detail)\n"
+              f"CommitLog.record = record\nscorelake.open({wh.location!r}).import_reviews({str(labels)!r})\n")
+    killed = subprocess.run([sys.executable, "-c", killer], capture_output=True, timeout=300)
+    assert killed.returncode == -9
+    steps = len(wh.log())
+    assert wh.reviews(history=True).height == 0 and wh._reads.store.tables.read("reviews").collect().height == 50_000
+    again = runner.invoke(app, ["review", "--import", str(labels), "-w", wh.location])
+    assert again.exit_code == 0, again.output
+    assert wh.reviews(history=True).height == 50_000 == wh._reads.store.tables.read("reviews").collect().height
+    assert len(wh.log()) == steps + 1 and wh.log()[-1].detail == "50000 reviews by 50,000 reviewers of 2 scenarios"
+
+
+def test_a_tie_or_a_ruling_not_made_is_said_by_rescore_not_left_silent(wh):
+    """Under majority, two reviewers one each way: no verdict stands and rescore says how many items
+    are undecided and why; under adjudicated, likewise until the adjudicator reviews."""
+    wh.review(BASELINE, "qa__moon_landing", "is_successful", "pass", reviewer="alice")
+    wh.review(BASELINE, "qa__moon_landing", "is_successful", "fail", reviewer="bob")
+    tied = runner.invoke(app, ["rescore", "--policy", "tied", "--reviews", "--review-rule", "majority",
+                               "-w", wh.location])
+    assert tied.exit_code == 0 and "1 reviewed item(s) undecided: its reviewers are tied" in tied.stderr
+    ruled = runner.invoke(app, ["rescore", "--policy", "ruled", "--reviews", "--review-rule", "adjudicated",
+                                "--adjudicator", "carol", "-w", wh.location])
+    assert ruled.exit_code == 0 and "the adjudicator has not ruled" in ruled.stderr
+    wh.review(BASELINE, "qa__moon_landing", "is_successful", "fail", reviewer="carol")
+    assert wh.rescore("ruled", prefect=False).undecided == 0

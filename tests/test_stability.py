@@ -130,3 +130,19 @@ def test_only_errors_asks_each_asks_own_failed_judgements_again(tmp_path):
     majority = wh.sql("SELECT count(*) FILTER (WHERE errored) AS errored, count(*) AS n FROM stg_judgements "
                       "WHERE judge = 'flaky@majority'").row(0, named=True)
     assert majority["errored"] == 0 and majority["n"] > 0
+
+
+def test_a_majority_a_policy_scores_with_keeps_its_judgements_and_the_asks_names_are_kept(repeated):
+    """More asks than the majority a policy scores with was made of would change its judgements
+    under the policy's scores: refused, naming the policy, nothing asked; a name with # or @ is
+    refused with --repeat 1 too (a hand-made NAME#9 would be folded into NAME's majority)."""
+    wh = repeated[0]
+    if "by-majority" not in wh.policies()["name"].to_list():  # the policy an earlier case makes, or this one
+        wh.rescore("by-majority", judge="steady@majority", prefect=False)
+    before = wh.sql("SELECT count(*) AS n FROM stg_judgements")["n"][0]
+    with pytest.raises(scorelake.InvalidArgument, match="majority of 5 asks and policy .* scores with it"):
+        wh.rejudge("steady", url="http://127.0.0.1:9/v1/chat/completions", repeat=7, prefect=False)
+    assert wh.sql("SELECT count(*) AS n FROM stg_judgements")["n"][0] == before
+    for name in ("steady#9", "b@x"):
+        with pytest.raises(scorelake.InvalidArgument, match="kept for the asks"):
+            wh.rejudge(name, url="http://127.0.0.1:9/v1/chat/completions", prefect=False)

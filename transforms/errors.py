@@ -24,11 +24,16 @@ class InvalidArgument(ScorelakeError, ValueError):
         """A pydantic ``ValidationError`` as the command line says it: the option (a field's name, or
         ``options[name]``), what it takes and what it got."""
         first = exc.errors()[0]
-        field = str(first["loc"][0]) if first["loc"] else ""
-        where = (options or {}).get(field) or field.replace("_", "-") or "value"
         message = first["msg"].removeprefix("Value error, ")
+        if not first["loc"]:  # a rule between fields: its message names the options it is about
+            return cls(message)
+        field = str(first["loc"][0])
+        where = (options or {}).get(field) or field.replace("_", "-")
         got = f" (got {first['input']!r})" if not isinstance(first["input"], dict) else ""
         return cls(f"--{where}: {message[0].lower()}{message[1:]}{got}")
+
+
+MAX_PRICE = 1e9  # per million tokens: a price past it is a typo, and the costs it makes overflow to inf
 
 
 def check_range(option: str, value: float | None, low: float | None = None, high: float | None = None) -> None:

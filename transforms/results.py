@@ -60,6 +60,8 @@ class RescoreResult:
     judge: str | None = None
     converted: str | None = None
     ran: str = ""
+    undecided: int = 0  # reviewed keys where no verdict stands under the policy's review rule (a tie, no ruling)
+    review_rule: str | None = None
 
     @property
     def scenarios(self) -> int:

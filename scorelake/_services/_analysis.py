@@ -11,7 +11,7 @@ import polars as pl
 
 from scorelake._services._reading import Reading
 from scorelake._services._reads import Reads
-from scorelake.transforms.errors import InvalidArgument, NotFound, check_range
+from scorelake.transforms.errors import MAX_PRICE, InvalidArgument, NotFound, check_range
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.results import GateResult
 
@@ -238,7 +238,7 @@ class Analysis:
             raise InvalidArgument(f"--price for {', '.join(unknown)}: price {', '.join(COST_SIDES)}")
         for side, pair in prices.items():
             for price in pair:
-                check_range(f"price {side}", price, 0)
+                check_range(f"price {side}", price, 0, MAX_PRICE)
         columns = []
         for side in COST_SIDES:
             price_in, price_out = prices.get(side, (None, None))

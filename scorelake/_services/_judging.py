@@ -10,7 +10,7 @@ import polars as pl
 
 from scorelake._services._reads import Reads
 from scorelake.flows.runtime import say_nothing
-from scorelake.transforms.errors import InvalidArgument, NotFound, check_range
+from scorelake.transforms.errors import MAX_PRICE, InvalidArgument, NotFound, check_range
 
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import JudgeComparison
@@ -65,8 +65,8 @@ class Judging:
     def judges(self, price_in: float | None = None, price_out: float | None = None) -> pl.DataFrame:
         """Every judge (``recorded`` first) with its coverage of the stored judge inputs, error rate,
         calls, retries, tokens and latency; ``cost`` from prices per million input / output tokens."""
-        check_range("price-in", price_in, 0)
-        check_range("price-out", price_out, 0)
+        check_range("price-in", price_in, 0, MAX_PRICE)
+        check_range("price-out", price_out, 0, MAX_PRICE)
         found = self._reads.query("judges")
         cost = None
         if price_in is not None or price_out is not None:

@@ -131,6 +131,11 @@ def rescore(
     say_converted(wh.location, result.converted)
     err().print(f"policy '{result.policy}' ({result.policy_id}, judge {result.judge}): {result.scenarios} "
                 f"scenarios scored; {result.ran}", highlight=False)
+    if result.undecided:  # people reviewed them, and the rule lets none of their verdicts stand
+        why = ("its reviewers are tied" if result.review_rule == "majority"
+               else "its reviewers disagree and the adjudicator has not ruled")
+        err().print(f"[yellow]{result.undecided} reviewed item(s) undecided[/]: {why}; each keeps the verdict it "
+                    "had (scorelake review adds a verdict)", highlight=False)
 
 
 @command

@@ -20,8 +20,8 @@ _EXPORTS = {
                                             "record_refusals")},
     **{name: ("_session", name) for name in ("IngestedRuns", "ingest_sessions")},
     **{name: ("_judgements", name) for name in ("COMMIT_LOCK_WAIT_S", "commit_judgements", "commit_majority",
-                                                "commit_orphaned_journals",
-                                                "judged_by", "recorded_judgements")},
+                                                "commit_orphaned_journals", "judged_by",
+                                                "keep_majority_of_policies", "recorded_judgements")},
     **{name: ("_judges", name) for name in ("define_judge", "find_judge", "forget_judge", "policies_using",
                                             "save_judge", "stored_judges")},
     **{name: ("_migrate", name) for name in ("migrate", "prepare_for_writing")},
@@ -29,10 +29,10 @@ _EXPORTS = {
                                               "save_policy", "stored_policies")},
     **{name: ("_rejudge", name) for name in ("JUDGE_BATCH", "BatchResult", "JudgementCommitter", "api_key_from",
                                              "judge_batch")},
-    **{name: ("_rejudge_plan", name) for name in ("RejudgePlan", "plan_rejudge")},
+    **{name: ("_rejudge_plan", name) for name in ("RejudgePlan", "plan_rejudge", "twin_judgements")},
     **{name: ("_rescore", name) for name in ("require_judged", "rescore", "score_runs")},
     **{name: ("_reviews", name) for name in ("REVIEW_LOCK_WAIT_S", "Review", "check_reviews", "read_review_file",
-                                              "store_reviews")},
+                                              "store_reviews", "undecided")},
     "describe_reviews": ("_reviews", "describe"),
 }
 

@@ -9,7 +9,8 @@ from scorelake.judge_client import journal_folder, orphaned, read_journal
 from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.judging import ASK, JudgeSpec, majority_judgements, majority_name
-from scorelake.transforms.pipeline._judges import COMMIT_LOCK_WAIT_S, save_judge, stored_judges
+from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.pipeline._judges import COMMIT_LOCK_WAIT_S, policies_using, save_judge, stored_judges
 from scorelake.transforms.scoring import RECORDED
 
 KEY = ["run_id", "scenario_name", "input_hash"]
@@ -64,12 +65,29 @@ def commit_judgements(store: Store, rows: pl.DataFrame, detail: str) -> None:
         store.views.build()
 
 
+def _asks(store: Store, judge: str) -> list[str]:
+    """The stored asks of the repeated judge ``judge`` (``NAME#k``)."""
+    prefix = f"{judge}{ASK}"
+    return [j.name for j in stored_judges(store) if j.name.startswith(prefix) and j.name[len(prefix):].isdigit()]
+
+
+def keep_majority_of_policies(store: Store, judge: str, repeat: int) -> None:
+    """``InvalidArgument`` when asking ``judge`` ``repeat`` times would change the majority a policy
+    scores with: more asks than its majority was made of (a policy's judge keeps its judgements, as
+    ``rejudge --only-errors`` keeps them: its scores would no longer be its judge's)."""
+    users = policies_using(store, majority_name(judge))
+    asked = len(_asks(store, judge))
+    if users and repeat > asked:
+        raise InvalidArgument(f"judge '{majority_name(judge)}' is the majority of {asked} asks and policy "
+                              f"{', '.join(users)} scores with it: its judgements stay as they are; ask "
+                              f"{repeat} times as a new judge: --judge NEW --repeat {repeat}")
+
+
 def commit_majority(store: Store, judge: str) -> int:
     """The majority judgement of each input (``NAME@majority``) from the latest judgements of the asks
     of the repeated judge ``judge`` (``NAME#k``), committed where it is new or changed, with the
     majority judge's definition; returns the judgements committed."""
-    prefix = f"{judge}{ASK}"
-    asks = [j.name for j in stored_judges(store) if j.name.startswith(prefix) and j.name[len(prefix):].isdigit()]
+    asks = _asks(store, judge)
     rows = majority_judgements(pl.concat([latest(store, name) for name in asks]), judge)
     same = ["run_id", "scenario_name", "input_hash", "score", "errored", "nl_verdicts_json", "extra_json"]
     with store.lock.hold(COMMIT_LOCK_WAIT_S):

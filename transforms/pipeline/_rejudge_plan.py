@@ -45,6 +45,7 @@ class RejudgePlan:
     copied: pl.DataFrame  # judgements rows taken over without a call (cache hits, --only-errors' base)
     judged_already: int
     scope: int
+    twins: pl.DataFrame  # KEY + request_key of inputs whose request another of ``todo`` makes: answered by it
 
 
 def plan_rejudge(store: Store, spec: JudgeSpec, run_ids: list[str] | None, only_errors: bool) -> RejudgePlan:
@@ -78,8 +79,21 @@ def plan_rejudge(store: Store, spec: JudgeSpec, run_ids: list[str] | None, only_
     if cached.height:
         copied = pl.concat([copied, cached])
         todo = todo.join(cached.select(KEY), on=KEY, how="anti")
-    return RejudgePlan(spec, todo.sort("run_id", "scenario_name"), copied,
-                       inputs.height - todo.height - copied.height, inputs.height)
+    # the same request (the same input in two runs of one suite) asked once, its answer copied to the rest
+    asked = todo.sort("run_id", "scenario_name").unique("request_key", keep="first", maintain_order=True)
+    twins = todo.join(asked.select(KEY), on=KEY, how="anti").select(*KEY, "request_key")
+    return RejudgePlan(spec, asked, copied, inputs.height - todo.height - copied.height, inputs.height, twins)
+
+
+def twin_judgements(store: Store, twins: pl.DataFrame, judge: str) -> pl.DataFrame:
+    """``judge``'s judgements of ``twins`` (``RejudgePlan.twins``), each its request's answer as
+    ``judge`` stored it for the input that asked (a failed answer too: the same request failed)."""
+    if twins.is_empty():
+        return frame("judgements", [])
+    answers = (store.tables.read("judgements")
+               .filter((pl.col("judge") == judge) & pl.col("request_key").is_in(twins["request_key"].implode()))
+               .sort("judged_at").unique("request_key", keep="last").drop(*KEY).collect())
+    return _copied(twins.join(answers, on="request_key"), judge, "cache")  # answered, as a cache hit is
 
 
 def _with_request_keys(todo: pl.DataFrame, spec: JudgeSpec, settings: RunJudgeSettings) -> pl.DataFrame:

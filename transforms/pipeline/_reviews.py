@@ -35,7 +35,8 @@ KEY = ["run_id", "scenario_name", "signal", "assertion"]
 REVIEW_LOCK_WAIT_S = 120.0  # a review waits this long for another writer (an ingest, a reviewer) to finish
 IMPORT_COLUMNS = ("run_id", "scenario_name", "signal", "verdict", "assertion", "reviewer", "note")
 REQUIRED_COLUMNS = ("run_id", "scenario_name", "signal", "verdict")
-MAX_IMPORT_BYTES = 1 << 30  # a file of reviews: millions of rows, or notes of any length within it
+MAX_IMPORT_BYTES = 1 << 30  # a file of reviews: millions of rows
+MAX_LINE_CHARS = 1 << 20  # one review's line, its note included
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,8 @@ def store_reviews(store: Store, reviews: list[Review], detail: str) -> tuple[int
 
 def describe(reviews: list[Review]) -> str:
     """The log's words for a review step: who reviewed which scenario (or how many)."""
-    who = ", ".join(sorted({r.reviewer for r in reviews}))
+    names = sorted({r.reviewer for r in reviews})
+    who = ", ".join(names) if len(names) <= 5 else f"{len(names):,} reviewers"  # a log line, not a roster
     if len(reviews) == 1:
         r = reviews[0]
         action = "withdrawal" if r.verdict == WITHDRAWN else "review"
@@ -141,9 +143,22 @@ def standing(store: Store, version: int | None = None, rule: str = "latest",
              adjudicator: str | None = None) -> pl.LazyFrame:
     """The verdict that stands per key under the review ``rule`` (``scoring.standing_verdicts``), from
     each reviewer's own standing verdict: their latest row of the key, unless it withdrew theirs."""
-    mine = (store.tables.read("reviews", version).sort("reviewed_at", "review_id")
+    return standing_verdicts(_each_reviewers(store, version), rule, adjudicator)
+
+
+def _each_reviewers(store: Store, version: int | None = None) -> pl.LazyFrame:
+    """Each reviewer's own standing verdict per key: their latest row of it, unless it withdrew theirs."""
+    return (store.tables.read("reviews", version).sort("reviewed_at", "review_id")
             .unique([*KEY, "reviewer"], keep="last", maintain_order=True).filter(pl.col("verdict") != WITHDRAWN))
-    return standing_verdicts(mine, rule, adjudicator)
+
+
+def undecided(store: Store, rule: str, adjudicator: str | None = None) -> int:
+    """The keys people reviewed where no verdict stands under ``rule``: a tie under ``majority``,
+    a disagreement the ``adjudicator`` has not ruled on under ``adjudicated``. Their signals keep
+    the verdict they had, and the command that scores them says how many."""
+    mine = _each_reviewers(store)
+    return (mine.select(KEY).unique().join(standing_verdicts(mine, rule, adjudicator).select(KEY), on=KEY,
+                                           how="anti", nulls_equal=True).select(pl.len()).collect().item())
 
 
 def _file_text(path: Path) -> str:
@@ -166,12 +181,26 @@ def _file_text(path: Path) -> str:
         os.close(fd)
 
 
+def _check_line_lengths(path: Path, text: str) -> None:
+    """``InvalidArgument`` naming the first line longer than ``MAX_LINE_CHARS``: a file of one huge
+    line is refused before a parser makes copies of it (a 200 MB one took 2 GB to refuse)."""
+    start, number = 0, 1
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if end - start > MAX_LINE_CHARS:
+            raise InvalidArgument(f"{path}: line {number} is {end - start:,} characters long: a review's line "
+                                  f"holds at most {MAX_LINE_CHARS:,}")
+        start, number = end + 1, number + 1
+
+
 def read_review_file(path: Path, reviewer: str) -> tuple[list[Review], list[str]]:
     """Reviews from a CSV file (a header row naming the columns) or a JSON Lines file (an object a
     line): ``run_id``, ``scenario_name``, ``signal``, ``verdict``, optional ``assertion``,
     ``reviewer`` (default ``reviewer``) and ``note``; and what is wrong with the lines that are not
     reviews, one line each. ``InvalidArgument`` when the file cannot be read as either."""
     text = _file_text(path)
+    _check_line_lengths(path, text)
     records: list[tuple[int, dict]] = []
     problems: list[str] = []
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json") or text.lstrip().startswith("{"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -151,14 +152,17 @@ class _KeptByContent(dict[tuple, Kept]):
     def __init__(self, limit: int):
         super().__init__()
         self.limit, self.size = limit, 0
+        self._lock = threading.Lock()  # readers on threads share it (a read is one atomic dict lookup)
 
     def keep(self, key: tuple, value: Kept) -> Kept:
-        self.size += sum(len(part) for part in key if part)
-        while self and self.size > self.limit:
-            oldest = next(iter(self))
-            self.size -= sum(len(part) for part in oldest if part)
-            del self[oldest]
-        self[key] = value
+        with self._lock:
+            if key not in self:
+                self.size += sum(len(part) for part in key if part)
+            while self and self.size > self.limit:
+                oldest = next(iter(self))
+                self.size -= sum(len(part) for part in oldest if part)
+                del self[oldest]
+            self[key] = value
         return value
 
 
