@@ -813,3 +813,17 @@ print(peak())
     found = misheard([f"code {k}" for k in range(MAX_ENTITIES)], [["code", str(k)] for k in range(MAX_ENTITIES)],
                      heard, [False], [(k, 0) for k in range(MAX_ENTITIES)])
     assert len(found) == MAX_ENTITIES and time.monotonic() - started < 10
+
+
+def test_ingest_prints_a_runs_first_warnings_and_how_many_more_and_verbose_prints_them_all(tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(CONFORMANCE / BASELINE, runs / BASELINE)
+    folders = sorted(p for p in (runs / BASELINE).iterdir() if (p / "conversation_log.seglst.json").is_file())[:8]
+    for folder in folders:
+        (folder / "conversation_log.seglst.json").chmod(0o644)
+        (folder / "conversation_log.seglst.json").write_text('{"not": "a seglst"}')
+    brief = runner.invoke(app, ["ingest", str(runs), "-w", str(tmp_path / "a")])
+    said = [line for line in brief.stderr.splitlines() if "warning" in line]
+    assert brief.exit_code == 0 and len(said) == 6 and "and 3 more in this run (--verbose lists every one)" in said[-1]
+    every = runner.invoke(app, ["ingest", str(runs), "-w", str(tmp_path / "b"), "--verbose"])
+    assert sum("not a list of segments" in line for line in every.stderr.splitlines()) == 8

@@ -13,7 +13,7 @@ import scorelake
 from scorelake.cli._app import command, err, fail, say, say_converted
 from scorelake.cli._options import DaskAddressOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
 
-WARNINGS_SHOWN = 20  # per run, unless --verbose
+WARNINGS_SHOWN = 5  # per run, unless --verbose: a store whose every call has one oddity reads at a glance
 
 
 @command
@@ -39,7 +39,7 @@ def ingest(
     eval_* sessions or a session folder, a tau2-bench results file or results folder (results.json +
     simulations/), a tau-bench trajectory file, or a folder of them; formats are recognised by content.
 
-    Each run's first 20 warnings are printed, with how many more; --verbose prints every one.
+    Each run's first 5 warnings are printed, with how many more; --verbose prints every one.
 
     Example: scorelake ingest /data/eval_results --group nemotron-v2
     """
@@ -53,7 +53,6 @@ def ingest(
                       + (f", [yellow]{report.quarantined} quarantined[/]" if report.quarantined else ""))
         for problem in report.problems:
             console.print(f"  [yellow]quarantined[/] {problem}", highlight=False)
-        # a run read at a glance: a store whose every call has the same oddity would print thousands
         shown = report.warnings if verbose else report.warnings[:WARNINGS_SHOWN]
         for warning in shown:
             console.print(f"  [yellow]warning[/] {warning}", highlight=False)

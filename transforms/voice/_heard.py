@@ -385,6 +385,13 @@ def _direction(said: list[list[str]] | None, heard: list[list[str]] | None, pref
 TURN_FAULTS = ("missing", "duplicated", "undelivered", "extra")
 
 
+def _split(said: list[str] | None, heard: list[str] | None) -> tuple[list[list[str]] | None, list[list[str]] | None]:
+    """Each said and each heard turn as its words; heard as said (most conversations, the agent's
+    side nearly always) split once."""
+    said_words = None if said is None else [words(t) for t in said]
+    return said_words, said_words if heard == said else None if heard is None else [words(t) for t in heard]
+
+
 def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], Sequence[str]],
                 anomaly: Callable[[str], None] = lambda said: None) -> dict[str, Any]:
     """Per scenario: both directions' turns aligned (missing, duplicated, undelivered, extra), their
@@ -396,11 +403,10 @@ def heard_facts(agent_context: Any, user_context: Any, entities: Callable[[], Se
     user_side, agent_side = _placed_turns(user_context, "user"), _placed_turns(agent_context, "agent")
     said_turns = None if user_side is None else [text for _, text in user_side["assistant"]]
     heard_turns_ = None if agent_side is None else [text for _, text in agent_side["user"]]
-    said_words = None if said_turns is None else [words(t) for t in said_turns]
-    heard_words = None if heard_turns_ is None else [words(t) for t in heard_turns_]
+    said_words, heard_words = _split(said_turns, heard_turns_)
     to_agent, aligned = _direction(said_words, heard_words, "user_to_agent", anomaly)
-    to_user, _ = _direction(None if agent_side is None else [words(text) for _, text in agent_side["assistant"]],
-                            None if user_side is None else [words(text) for _, text in user_side["user"]],
+    to_user, _ = _direction(*_split(None if agent_side is None else [text for _, text in agent_side["assistant"]],
+                                    None if user_side is None else [text for _, text in user_side["user"]]),
                             "agent_to_user", anomaly)
     missed = None
     if aligned is not None:
