@@ -812,3 +812,35 @@ def test_the_judges_reply_is_kept_as_its_model_wrote_it(sample):
     assert sample.evidence(run, scenario, policy="p-raw").judge.reply == content
     text = runner.invoke(app, ["show", run, scenario, "--policy", "p-raw", "-w", sample.location]).output
     assert "the judge's reply as its model wrote it" in text and "My verdict:" in text
+
+
+def test_scores_that_disagree_with_their_policys_judge_are_found_by_check_and_repaired_by_rescore(tmp_path):
+    """A judgement of a policy's judge that changes after the policy scored with it (here appended as
+    a commit of judgements would): `check` names the run and the policy, `rescore` scores it again,
+    and then scores and judge agree."""
+    import secrets
+    from datetime import UTC, datetime
+
+    from scorelake.storage import Store
+    from scorelake.transforms.pipeline import commit_judgements
+    from scorelake.transforms.pipeline._judgements import latest
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(CONFORMANCE / BASELINE, prefect=False)
+    with JudgeServer(lambda p, n: GOOD) as server:
+        wh.rejudge("steady", url=server.url, prefect=False)
+    wh.rescore("by-steady", judge="steady", prefect=False)
+    assert runner.invoke(app, ["check", "-w", wh.location]).exit_code == 0
+    store = Store(wh.location)
+    changed = (latest(store, "steady").filter(~pl.col("errored")).head(1).collect()
+               .with_columns(judgement_id=pl.lit(secrets.token_hex(12)), score=pl.lit(0.05),
+                             judged_at=pl.lit(datetime.now(UTC))))
+    commit_judgements(store, changed, "a judgement changed after the policy scored with it")
+    found = runner.invoke(app, ["check", "-w", wh.location])
+    assert found.exit_code != 0 and f"{BASELINE}: policy by-steady: scored with judgements its judge steady" in (
+        found.stdout + found.stderr)
+    assert wh.rescore("by-steady", prefect=False).scenarios > 0
+    assert runner.invoke(app, ["check", "-w", wh.location]).exit_code == 0
+    scenario = changed["scenario_name"][0]
+    row = wh.scenarios(run=BASELINE, policy="by-steady").filter(pl.col("scenario_name") == scenario)
+    assert row["judge_score"][0] == pytest.approx(0.05) and row["judge_passed"][0] is False

@@ -657,8 +657,9 @@ def test_an_import_killed_9_just_after_its_reviews_commit_stands_nowhere_and_is_
 
 
 def test_a_tie_or_a_ruling_not_made_is_said_by_rescore_not_left_silent(wh):
-    """Under majority, two reviewers one each way: no verdict stands and rescore says how many items
-    are undecided and why; under adjudicated, likewise until the adjudicator reviews."""
+    """Under majority, two reviewers one each way: no verdict stands, rescore says how many items are
+    undecided and why, and show --policy says it is undecided (not the latest review as standing);
+    under adjudicated, likewise until the adjudicator rules, then show names the adjudicator."""
     wh.review(BASELINE, "qa__moon_landing", "is_successful", "pass", reviewer="alice")
     wh.review(BASELINE, "qa__moon_landing", "is_successful", "fail", reviewer="bob")
     tied = runner.invoke(app, ["rescore", "--policy", "tied", "--reviews", "--review-rule", "majority",
@@ -667,5 +668,10 @@ def test_a_tie_or_a_ruling_not_made_is_said_by_rescore_not_left_silent(wh):
     ruled = runner.invoke(app, ["rescore", "--policy", "ruled", "--reviews", "--review-rule", "adjudicated",
                                 "--adjudicator", "carol", "-w", wh.location])
     assert ruled.exit_code == 0 and "the adjudicator has not ruled" in ruled.stderr
+    shown = runner.invoke(app, ["show", BASELINE, "qa__moon_landing", "--policy", "tied", "-w", wh.location])
+    assert "undecided (2 reviewers, tied): no review stands under the policy's rule" in shown.stdout, shown.stdout
+    assert "by bob" not in shown.stdout  # the latest review is not described as the one that stands
     wh.review(BASELINE, "qa__moon_landing", "is_successful", "fail", reviewer="carol")
     assert wh.rescore("ruled", prefect=False).undecided == 0
+    shown = runner.invoke(app, ["show", BASELINE, "qa__moon_landing", "--policy", "ruled", "-w", wh.location])
+    assert "→ failed by the adjudicator carol" in shown.stdout, shown.stdout

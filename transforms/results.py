@@ -229,8 +229,8 @@ class StandingReview:
 
     signal: str
     assertion: int | None
-    verdict: str  # pass | fail
-    reviewer: str
+    verdict: str  # pass | fail; undecided: a policy's rule let none stand (a tie, no ruling yet)
+    reviewer: str  # or, under a majority or adjudicated rule, by whom in words ("the majority of 3 reviewers")
     note: str | None
     reviewed_at: datetime
 

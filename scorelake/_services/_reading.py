@@ -130,6 +130,21 @@ class Reading:
             raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
         return found[(run, scenario)]
 
+    def _ruled(self, policy: str, keys: list[str]) -> dict[tuple[str, str], list[StandingReview]] | None:
+        """Under a policy whose review rule is not the latest review's (majority, adjudicated), the
+        reviews as it counted them, an undecided one said so; None under any other policy (then the
+        ``reviews`` view's latest standing reviews are what it counted)."""
+        from scorelake.transforms.pipeline import find_policy, ruled_reviews
+
+        if policy == RECORDED:
+            return None
+        spec = find_policy(self._reads.store, policy)
+        if not spec.reviews or spec.review_rule in (None, "latest"):
+            return None
+        frame = ruled_reviews(self._reads.store, spec.review_rule, spec.adjudicator, keys)
+        return {key: records(StandingReview, part) for key, part in
+                frame.partition_by("run_id", "scenario_name", as_dict=True, maintain_order=True).items()}
+
     def evidence_of(self, keys: Sequence[tuple[str, str]], policy: str, policy_id: str) -> dict[tuple[str, str], Evidence]:
         """``evidence`` of each (run, scenario) of ``keys`` the warehouse holds, under a policy known to
         exist: each part of it asked for once for all of them (a report asks for a thousand)."""
@@ -152,7 +167,7 @@ class Reading:
             judged = parts("scenario_judge", Judgement, judge=judge)
             verdicts = parts("scenario_verdicts", ItemVerdict, judge=judge)
             turns, calls = parts("scenario_turns", Turn), parts("scenario_tool_calls", ToolCall)
-            reviews = parts("scenario_reviews", StandingReview)
+            reviews = self._ruled(policy, asked["keys"]) or parts("scenario_reviews", StandingReview)
             inputs, tasks = parts("scenario_judge_input", JudgeInput), parts("scenario_task", Task)
             heard = parts("scenario_heard", HeardTurns)
         first = lambda found, key: (found.get(key) or [None])[0]  # noqa: E731

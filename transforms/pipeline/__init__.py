@@ -32,7 +32,7 @@ _EXPORTS = {
     **{name: ("_rejudge_plan", name) for name in ("RejudgePlan", "plan_rejudge", "twin_judgements")},
     **{name: ("_rescore", name) for name in ("require_judged", "rescore", "score_runs")},
     **{name: ("_reviews", name) for name in ("REVIEW_LOCK_WAIT_S", "Review", "check_reviews", "read_review_file",
-                                              "store_reviews", "undecided")},
+                                              "ruled_reviews", "store_reviews", "undecided")},
     "describe_reviews": ("_reviews", "describe"),
 }
 

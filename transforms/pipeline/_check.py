@@ -6,7 +6,7 @@ import polars as pl
 
 from scorelake.storage import Store
 from scorelake.transforms.pipeline._policies import stored_policies
-from scorelake.transforms.pipeline._rescore import coverage
+from scorelake.transforms.pipeline._rescore import coverage, judged_since
 
 
 def verify(store: Store) -> list[str]:
@@ -31,4 +31,7 @@ def verify(store: Store) -> list[str]:
                     "run_id", "n_scenarios", "covered").iter_rows():
                 problems.append(f"{run_id}: policy {policy.name}: {table} cover {got or 0} of {want} scenarios"
                                 + (" (stored twice: `scorelake rescore` repairs it)" if (got or 0) > want else ""))
+        for run_id in judged_since(store, policy, runs)["run_id"]:
+            problems.append(f"{run_id}: policy {policy.name}: scored with judgements its judge {policy.judge} no "
+                            f"longer gives (`scorelake rescore --policy {policy.name}` repairs it)")
     return problems

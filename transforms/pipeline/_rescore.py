@@ -209,7 +209,8 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None,
     stored = runs.join(scored_runs, on="run_id", how="semi")
     stale = _doubled(stored, covered)
     if policy.reviews:
-        stale = pl.concat([stale, _reviewed_since(store, policy, stored)]).unique("run_id", maintain_order=True)
+        stale = pl.concat([stale, _reviewed_since(store, policy, stored)])
+    stale = pl.concat([stale, judged_since(store, policy, stored)]).unique("run_id", maintain_order=True)
     return scored + _score_again(store, policy, stale)
 
 
@@ -237,6 +238,20 @@ def _reviewed_since(store: Store, policy: Policy, runs: pl.DataFrame) -> pl.Data
         newer = current.join(seen, on="review_id", how="anti")
         stale |= set(newer.filter(pl.col("run_id").is_in(scored_with.implode()))["run_id"])
     return runs.filter(pl.col("run_id").is_in(sorted(stale)))
+
+
+def judged_since(store: Store, policy: Policy, runs: pl.DataFrame) -> pl.DataFrame:
+    """The runs of ``runs`` whose scores under ``policy`` hold a judge score its judge no longer gives
+    (its judgements changed after they were scored): `check` names them, ``rescore`` scores them again."""
+    if not policy.judge:
+        return runs.clear()
+    key = ["run_id", "scenario_name"]
+    scored = (store.tables.scan("scores", runs).filter(pl.col("policy_id") == policy.id)
+              .select(*key, "judge_score"))
+    now = judged_by(store, policy.judge, runs).select(*key, _now=pl.col("score"))
+    stale = (scored.join(now, on=key).filter(pl.col("judge_score").ne_missing(pl.col("_now")))
+             .select("run_id").unique().collect())
+    return runs.join(stale, on="run_id", how="semi")
 
 
 def _score_again(store: Store, policy: Policy, runs: pl.DataFrame) -> int:

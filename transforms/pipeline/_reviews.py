@@ -152,6 +152,33 @@ def _each_reviewers(store: Store, version: int | None = None) -> pl.LazyFrame:
             .unique([*KEY, "reviewer"], keep="last", maintain_order=True).filter(pl.col("verdict") != WITHDRAWN))
 
 
+def ruled_reviews(store: Store, rule: str, adjudicator: str | None, scenarios: list[str]) -> pl.DataFrame:
+    """Per key people reviewed in ``scenarios`` (``run_id`` and ``scenario_name`` joined by \x1f), as
+    ``rule`` rules it: the verdict that stands, or ``undecided`` where none does, and by whom in words
+    ("the majority of 3 reviewers", "the adjudicator carol", "2 reviewers, tied"), as ``reviews``
+    rows (``StandingReview``'s columns, with ``run_id`` and ``scenario_name``): what ``show --policy``
+    says a policy that takes reviews counted."""
+    mine = _each_reviewers(store).filter(pl.concat_str("run_id", "scenario_name", separator="\x1f").is_in(scenarios))
+    votes = mine.group_by(KEY).agg(
+        _passes=(pl.col("verdict") == "pass").sum(), _fails=(pl.col("verdict") == "fail").sum(), _n=pl.len(),
+        reviewed_at=pl.col("reviewed_at").max(), note=pl.col("note").sort_by("reviewed_at").last(),
+        _who=pl.col("reviewer").sort_by("reviewed_at").last())
+    stood = standing_verdicts(mine, rule, adjudicator).select(*KEY, _stood=pl.col("verdict"))
+    n, agreed = pl.col("_n").cast(pl.String), (pl.col("_passes") == 0) | (pl.col("_fails") == 0)
+    one = pl.col("_n") == 1
+    by = (pl.when(one).then(pl.col("_who"))
+          .when(pl.col("_stood").is_null() & pl.lit(rule == "majority")).then(pl.format("{} reviewers, tied", n))
+          .when(pl.col("_stood").is_null()).then(pl.format("{} reviewers disagreeing, no ruling by {}", n,
+                                                           pl.lit(adjudicator)))
+          .when(pl.lit(rule == "majority")).then(pl.format("the majority of {} reviewers", n))
+          .when(agreed).then(pl.format("{} reviewers agreeing", n))
+          .otherwise(pl.format("the adjudicator {}", pl.lit(adjudicator))))
+    return (votes.join(stood, on=KEY, how="left", nulls_equal=True)
+            .select("run_id", "scenario_name", "signal", "assertion", verdict=pl.col("_stood").fill_null("undecided"),
+                    reviewer=by, note=pl.when(one).then("note"), reviewed_at="reviewed_at")
+            .sort("run_id", "scenario_name", "signal", pl.col("assertion"), nulls_last=False).collect())
+
+
 def undecided(store: Store, rule: str, adjudicator: str | None = None) -> int:
     """The keys people reviewed where no verdict stands under ``rule``: a tie under ``majority``,
     a disagreement the ``adjudicator`` has not ruled on under ``adjudicated``. Their signals keep

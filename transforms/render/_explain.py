@@ -298,7 +298,9 @@ def _review_facts(signal: str, s: dict, reviews: list[StandingReview], limit: in
         item = f"{'NL assertion' if signal == 'nl_assertion' else 'DB predicate'} {r.assertion}: " \
             if r.assertion is not None else ""
         note = f": {_short(r.note, limit)}" if r.note else ""
-        if takes and r.assertion is None and signal in before:
+        if r.verdict == "undecided":
+            facts.append(f"{item}undecided ({r.reviewer}): no review stands under the policy's rule")
+        elif takes and r.assertion is None and signal in before:
             facts.append(f"{before[signal]} → {after} by {r.reviewer}{note}")
         elif takes:
             facts.append(f"{item}{after} by {r.reviewer}{note}")
