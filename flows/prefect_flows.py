@@ -196,5 +196,7 @@ def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, int
     """Serve the deployment ``scorelake-refresh/<name>`` on its schedule, in this process, until stopped."""
     from prefect import serve as prefect_serve
 
+    # one flow run at a time: a refresh that outlasts the interval (a long ingest, a webhook's delivery)
+    # is not overlapped by the next, which waits for it
     prefect_serve(refresh_flow.to_deployment(name=name, cron=cron, interval=interval, parameters={
-        "runs_dirs": runs_dirs, "warehouse": warehouse, "notify_url": notify_url, "max_drop": max_drop}))
+        "runs_dirs": runs_dirs, "warehouse": warehouse, "notify_url": notify_url, "max_drop": max_drop}), limit=1)
