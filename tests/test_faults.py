@@ -371,7 +371,8 @@ def test_smaller_faults_the_readers_cache_on_threads_prices_a_rule_without_its_o
         for _ in range(200):
             out.write("n" * 1_000_000)
         out.write("\n")
-    probe = (f"import scorelake, resource\ntry:\n    scorelake.open({str(tmp_path / 'wh')!r}).import_reviews({str(huge)!r})\n"
+    probe = (f"import scorelake, resource\ntry:\n"
+             f"    scorelake.open({str(tmp_path / 'wh')!r}).import_reviews({str(huge)!r})\n"
              "except scorelake.InvalidArgument as exc:\n    print(exc)\n"
              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)")
     said = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300).stdout.split("\n")

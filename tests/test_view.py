@@ -157,7 +157,8 @@ def test_off_loopback_a_token_is_required(warehouse):
             urllib.request.urlopen(f"{url}/", timeout=10)
         assert refused.value.code == 401
         assert urllib.request.urlopen(f"{url}/?token=s3cret-s3cret-s3cret", timeout=10).status == 200
-        request = urllib.request.Request(f"{url}/runs/{BASELINE}", headers={"Authorization": "Bearer s3cret-s3cret-s3cret"})
+        request = urllib.request.Request(f"{url}/runs/{BASELINE}",
+                                         headers={"Authorization": "Bearer s3cret-s3cret-s3cret"})
         assert urllib.request.urlopen(request, timeout=10).status == 200
     finally:
         server.terminate()

@@ -769,9 +769,10 @@ def test_odd_recordings_are_each_a_warning_naming_the_file_and_the_rest_is_store
 
 
 def test_one_long_call_is_measured_in_memory_linear_in_it_and_a_larger_one_is_capped_and_said(tmp_path):
-    """A 1 MB seglst (16,000 segments) is read and measured in a process that peaks under 200 MB; a seglst over MAX_SEGMENTS and a
-    conversation of 60,000 words a side are not measured whole, each a warning naming the cap; 200 key
-    entities over a heard turn of 50,000 words are looked for in seconds, not minutes."""
+    """A 1 MB seglst (16,000 segments) is read and measured in a process that peaks under 200 MB; a
+    seglst over MAX_SEGMENTS and a conversation of 60,000 words a side are not measured whole, each a
+    warning naming the cap; 50 key entities over a heard turn of 50,000 words are looked for in
+    seconds, not minutes."""
     import subprocess
     import sys
     import time

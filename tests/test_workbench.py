@@ -114,7 +114,8 @@ def test_a_queue_of_what_changed_between_two_runs_and_one_scenario_of_two_runs_t
     with pytest.raises(scorelake.InvalidArgument, match="the two runs"):
         wh.review_queue("changed")
     token = "t" * 16
-    page = TestClient(make_app(wh, token=token, review=True)).get(f"/review?token={token}&pick=sample&per_domain=20").text
+    client = TestClient(make_app(wh, token=token, review=True))
+    page = client.get(f"/review?token={token}&pick=sample&per_domain=20").text
     assert "↳ the same scenario, in another run" in page  # each sampled scenario of both runs, together
 
 

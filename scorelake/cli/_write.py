@@ -30,7 +30,8 @@ def ingest(
              "scenarios, else threads), threads, processes, or dask (prefect-dask, a Prefect flow)")] = "auto",
     dask_address: DaskAddressOpt = None,
     prefect: PrefectOpt = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines and every warning")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                                          help="Show Prefect's log lines and every warning")] = False,
 ) -> None:
     """Ingest new or changed runs, score them, refresh the views.
 

@@ -93,8 +93,8 @@ class Viewer:
     def admitted(self, request: Request, form: dict | None = None) -> bool:
         """No token set, or the request carries it: in its session cookie, its address, its form or
         an ``Authorization: Bearer`` header."""
-        return not self.token or any(hmac.compare_digest(given.encode(), self.token.encode())
-                                     for given in (request.cookies.get(SESSION_COOKIE, ""), _token_given(request, form)))
+        given = (request.cookies.get(SESSION_COOKIE, ""), _token_given(request, form))
+        return not self.token or any(hmac.compare_digest(one.encode(), self.token.encode()) for one in given)
 
     def not_found(self, exc: NotFound) -> Response:
         """A 404 that says what is missing, not where the warehouse lives on the server."""

@@ -510,7 +510,8 @@ def _verdict_word(passed: bool | None) -> str:
     return "not applicable" if passed is None else "passed" if passed else "failed"
 
 
-def review_section(rows: list[dict], standing: list[StandingReview], run: str, scenario: str, policy: str, reviewer: str, queue: str | None) -> str:
+def review_section(rows: list[dict], standing: list[StandingReview], run: str, scenario: str, policy: str,
+                   reviewer: str, queue: str | None) -> str:
     """The review forms of a scenario page: per signal, per NL assertion and for the outcome, agree or
     disagree with what it is now (or pass / fail where it does not apply), with a note; ``rows``:
     signal, assertion, label, passed (now). Under a ``queue``, the outcome's buttons save and go on."""

@@ -28,5 +28,31 @@ from scorelake.transforms.scoring._score import score_and_count
 from scorelake.transforms.scoring._signal import NEMO_SIGNALS, Signal
 from scorelake.transforms.scoring._signals import as_scores, with_scores
 
-__all__ = ["NEMO_SIGNALS", "RECORDED", "SCENARIO_FACTS", "SCORER_VERSION", "ActionMatch", "ActionMatchUndefined", "Difference", "ItemComparison", "differences", "item_comparisons",
-           "MAX_REVIEWER_CHARS", "Policy", "REVIEW_COLUMNS", "REVIEW_RULES", "Signal", "TextFlags", "as_scores", "compare", "match_scalar", "rate_counts", "review_columns", "reviewer_identity", "score_and_count", "split_reviewed", "standing_verdicts", "with_scores"]
+__all__ = [
+    "NEMO_SIGNALS",
+    "RECORDED",
+    "SCENARIO_FACTS",
+    "SCORER_VERSION",
+    "ActionMatch",
+    "ActionMatchUndefined",
+    "Difference",
+    "ItemComparison",
+    "differences",
+    "item_comparisons",
+    "MAX_REVIEWER_CHARS",
+    "Policy",
+    "REVIEW_COLUMNS",
+    "REVIEW_RULES",
+    "Signal",
+    "TextFlags",
+    "as_scores",
+    "compare",
+    "match_scalar",
+    "rate_counts",
+    "review_columns",
+    "reviewer_identity",
+    "score_and_count",
+    "split_reviewed",
+    "standing_verdicts",
+    "with_scores",
+]

@@ -46,7 +46,8 @@ def reviewer_identity(name: str) -> str:
         raise ValueError(f"the reviewer's name is {len(folded)} characters: at most {MAX_REVIEWER_CHARS}")
     scripts = {unicodedata.name(char, "").split(" ")[0] for char in folded if char.isalpha()} & _LOOKALIKE_SCRIPTS
     if len(scripts) > 1:
-        raise ValueError(f"the reviewer's name mixes {' and '.join(sorted(scripts)).lower()} letters, which print alike")
+        mixed = " and ".join(sorted(scripts)).lower()
+        raise ValueError(f"the reviewer's name mixes {mixed} letters, which print alike")
     return folded
 
 

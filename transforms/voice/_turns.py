@@ -256,7 +256,8 @@ def turn_taking(voice: pl.LazyFrame) -> pl.LazyFrame:
     # each made once: every measure and each of tau2's look-ups reads them again
     segments = segment_frame(voice).collect(engine="in-memory").lazy()
     calls = _calls(voice).join(segments.select(_ROW).unique(), on=_ROW, how="semi").collect(engine="in-memory").lazy()
-    users, agents, effects, ticked = (frame.lazy() for frame in pl.collect_all(_ticks(segments, calls), engine="in-memory"))
+    ticked_frames = pl.collect_all(_ticks(segments, calls), engine="in-memory")
+    users, agents, effects, ticked = (frame.lazy() for frame in ticked_frames)
     measured = (calls.select(_ROW).join(_sweep(segments, calls), on=_ROW, how="left")
                 .join(_interaction(users, agents, effects, ticked), on=_ROW, how="left"))
     kind_counts = [f"{k}_{part}" for k in _KIND_EVENTS for part in ("total", "errors")]
