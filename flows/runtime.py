@@ -11,6 +11,7 @@ Deciding must not import Prefect (about a second), hence the file checks below.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -20,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorelake.transforms.errors import ScorelakeError
+from scorelake.transforms.errors import ClusterFailed, ScorelakeError
 
 if TYPE_CHECKING:
     from scorelake.transforms.results import IngestResult, RejudgeResult, RescoreResult, ReviewResult
@@ -169,11 +170,25 @@ def _require_answering(address: str, timeout_s: float = DASK_DEADLINE_S) -> None
         raise InvalidArgument(f"--dask-address {address}: no Dask scheduler answered within {timeout_s:g} s ({why})")
 
 
+class _NoEngineTraceback(logging.Filter):
+    """Drops the report with a traceback Prefect's engine logs of a failed flow or task run: the
+    command says the error itself, in one line (``--verbose`` keeps Prefect's logs whole)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.exc_info is None
+
+
 @contextmanager
 def _cluster_said(how: How):
     """A Dask cluster that fails a run mid-way (its scheduler killed, its connection lost) said in one
     line, not the engine's traceback; what the run committed before stays, and running the command
     again finishes it (ingest and rescore skip what is stored)."""
+    if not how.verbose:
+        for name in ("prefect.flow_runs", "prefect.task_runs"):
+            logging.getLogger(name).addFilter(_NoEngineTraceback())
+        if how.task_runner == "dask":  # its client's reconnection attempts, each with a traceback
+            for name in [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "distributed"]:
+                logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         yield
     except ScorelakeError:
@@ -182,7 +197,7 @@ def _cluster_said(how: How):
         if how.task_runner != "dask":
             raise
         first = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise ScorelakeError(f"the Dask cluster at {how.dask_address} failed the run ({type(exc).__name__}"
+        raise ClusterFailed(f"the Dask cluster at {how.dask_address} failed the run ({type(exc).__name__}"
                              f"{': ' + first if first else ''}); what was committed before stays: run the "
                              "command again to finish") from None
 

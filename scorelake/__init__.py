@@ -17,6 +17,7 @@ render; then warehouse, columns, names, results), with ``scorelake.sql`` (the vi
 from typing import Any
 
 from scorelake.transforms.errors import (
+    ClusterFailed,
     InvalidArgument,
     JudgeRefused,
     JudgeUnavailable,
@@ -58,7 +59,8 @@ def __getattr__(name: str) -> Any:
         return getattr(_api, name)
     raise AttributeError(f"module 'scorelake' has no attribute {name!r}")
 
-__all__ = ["CheckResult", "Evidence", "GateResult", "IngestResult", "InvalidArgument", "ItemVerdict", "JudgeInput", "JudgeRefused",
-           "JudgeUnavailable", "Judgement", "NotFound", "NothingFound", "Refusal", "Regrouped", "RejudgeResult",
-           "RescoreResult", "ReviewResult", "ScorelakeError", "SessionReport", "StandingReview", "Task", "ToolCall", "Turn",
-           "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]
+__all__ = ["CheckResult", "ClusterFailed", "Evidence", "GateResult", "IngestResult", "InvalidArgument",
+           "ItemVerdict", "JudgeInput", "JudgeRefused", "JudgeUnavailable", "Judgement", "NotFound", "NothingFound",
+           "Refusal", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScorelakeError",
+           "SessionReport", "StandingReview", "Task", "ToolCall", "Turn", "Warehouse", "WarehouseBusy",
+           "WarehouseMissing", "__version__", "open"]

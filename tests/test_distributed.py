@@ -159,3 +159,34 @@ def test_ingest_rescore_and_rejudge_on_a_cluster_started_apart(prefect_server, c
     assert {"scores", "judgements", "scenarios"} <= {table for table, _ in commits}
     assert {committer for _, committer in commits} <= set(command.values()), commits
     assert {("scores", command["rescore"]), ("judgements", command["rejudge"])} <= commits
+
+
+def test_a_scheduler_killed_mid_ingest_is_one_line_and_the_same_command_finishes_it(prefect_server, cluster,
+                                                                                    tmp_path):
+    """The scheduler killed (SIGKILL, a machine gone) while a worker reads a session: the command
+    fails (exit 1) with one line naming the cluster, not the engine's traceback; once a cluster is
+    back the same command ingests every session, none twice."""
+    from prefect.settings import PREFECT_API_URL
+
+    from bench.bench import SOURCE
+    from bench.synth import build_store
+
+    address = cluster.client.scheduler.address
+    runs, warehouse = tmp_path / "runs", str(tmp_path / "wh")
+    build_store(SOURCE, runs, SESSIONS * PER_SESSION, per_session=PER_SESSION)
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_LOGGING_LEVEL": "ERROR"}
+    ingest = scorelake("ingest", str(runs), "-w", warehouse, "--dask-address", address, env=env)
+    deadline = time.monotonic() + 300
+    while ingest.poll() is None and not any(cluster.client.processing().values()):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.killpg(cluster.processes["scheduler"].pid, signal.SIGKILL)
+    _, err = ingest.communicate(timeout=600)
+    said = [line for line in err.splitlines() if line.strip()]
+    assert ingest.returncode == 1 and "Traceback" not in err, err
+    assert any(line.startswith(f"error: the Dask cluster at {address} failed the run") for line in said), err
+    again = scorelake("ingest", str(runs), "-w", warehouse, env=env)  # on this machine: the cluster is gone
+    _, again_err = again.communicate(timeout=600)
+    assert again.returncode == 0, again_err
+    scenarios = pl.read_delta(f"{warehouse}/scenarios")
+    assert scenarios.height == scenarios.select("run_id", "scenario_name").n_unique() == SESSIONS * PER_SESSION

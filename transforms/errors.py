@@ -69,6 +69,12 @@ class WarehouseBusy(ScorelakeError, RuntimeError):
     exit_code = 1
 
 
+class ClusterFailed(ScorelakeError, RuntimeError):
+    """The Dask cluster a run was on failed it mid-way (its scheduler gone, its connection lost)."""
+
+    exit_code = 1
+
+
 class NothingFound(ScorelakeError):
     """No run where the user pointed: nothing to work on."""
 
