@@ -180,15 +180,22 @@ class _NoEngineTraceback(logging.Filter):
 
 @contextmanager
 def _cluster_said(how: How):
-    """A Dask cluster that fails a run mid-way (its scheduler killed, its connection lost) said in one
-    line, not the engine's traceback; what the run committed before stays, and running the command
-    again finishes it (ingest and rescore skip what is stored)."""
+    """A flow run's failure said once, in one line: without ``verbose``, Prefect's engine does not
+    log its traceback (nor, on a Dask cluster, does Dask's client each reconnection) while the run
+    goes on, and a Dask cluster that fails the run mid-way (its scheduler killed, its connection
+    lost) is a ``ClusterFailed``; what the run committed before stays, and running the command again
+    finishes it (ingest and rescore skip what is stored). The loggers are as they were after a run
+    that did not fail."""
+    quiet = _NoEngineTraceback()
+    engine = [logging.getLogger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
+    dask = ([logging.getLogger(n) for n in list(logging.root.manager.loggerDict) if n.split(".")[0] == "distributed"]
+            if how.task_runner == "dask" and not how.verbose else [])
+    levels = [logger.level for logger in dask]
     if not how.verbose:
-        for name in ("prefect.flow_runs", "prefect.task_runs"):
-            logging.getLogger(name).addFilter(_NoEngineTraceback())
-        if how.task_runner == "dask":  # its client's reconnection attempts, each with a traceback
-            for name in [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "distributed"]:
-                logging.getLogger(name).setLevel(logging.CRITICAL)
+        for logger in engine:
+            logger.addFilter(quiet)
+    for logger in dask:
+        logger.setLevel(logging.CRITICAL)
     try:
         yield
     except ScorelakeError:
@@ -200,6 +207,12 @@ def _cluster_said(how: How):
         raise ClusterFailed(f"the Dask cluster at {how.dask_address} failed the run ({type(exc).__name__}"
                              f"{': ' + first if first else ''}); what was committed before stays: run the "
                              "command again to finish") from None
+    else:  # after a failure Dask's client goes on reconnecting as the process ends: left quiet
+        for logger, level in zip(dask, levels):
+            logger.setLevel(level)
+    finally:
+        for logger in engine:
+            logger.removeFilter(quiet)
 
 
 def how_on(dask_address: str | None, prefect: bool | None, verbose: bool, say: Callable[[str], None],
