@@ -98,7 +98,10 @@ def test_errors_say_what_is_wrong(wh, tmp_path):
         scorelake.open(tmp_path, as_of="")
 
 
-def test_write_side_ingest_rescore_and_time_travel(tmp_path, runs_copy):
+def test_write_side_ingest_rescore_and_time_travel(tmp_path, runs_copy, monkeypatch):
+    # no Prefect API configured, as a user's first command: not the suite's server, should a test before
+    # this one have started it for the session
+    monkeypatch.setenv("PREFECT_API_URL", "")
     runs = runs_copy(BASELINE, "eval_20260904_083000")
     wh = scorelake.open(tmp_path / "wh")
     first = wh.ingest(runs)
