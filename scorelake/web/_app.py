@@ -394,34 +394,30 @@ def _guarded(app, token: str | None):
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-
-        async def with_headers(message):
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
-            await send(message)
-
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         given = [value for key, value in query if key == "token"]
         if not (token and given and hmac.compare_digest(given[-1].encode(), token.encode())):
-            await app(scope, receive, with_headers)
+            await app(scope, receive, _adding(send, SECURITY_HEADERS))
             return
-        cookie = _session_cookie(token)
-        headers = dict(scope["headers"])
-        if scope["method"] == "GET" and headers.get(b"sec-fetch-mode") == b"navigate":  # a browser's visit
+        send = _adding(send, (*SECURITY_HEADERS, _session_cookie(token)))
+        if scope["method"] == "GET" and dict(scope["headers"]).get(b"sec-fetch-mode") == b"navigate":  # a browser
             rest = urlencode([(key, value) for key, value in query if key != "token"])
             target = scope.get("raw_path", scope["path"].encode()).decode("latin-1") + (f"?{rest}" if rest else "")
-            await RedirectResponse(target, 303, headers={"set-cookie": cookie[1].decode("latin-1")})(
-                scope, receive, with_headers)
+            await RedirectResponse(target, 303)(scope, receive, send)
             return
-
-        async def with_cookie(message):  # a script's request: answered where it asked, the cookie given too
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), cookie]}
-            await with_headers(message)
-
-        await app(scope, receive, with_cookie)
+        await app(scope, receive, send)  # a script's request: answered where it asked, the cookie given too
 
     return guarded
+
+
+def _adding(send, headers):
+    """ASGI ``send`` with ``headers`` added to the answer's start."""
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *headers]}
+        await send(message)
+
+    return sending
 
 
 def _queue_params(request: Request) -> dict:

@@ -88,12 +88,7 @@ def plan_rejudge(store: Store, spec: JudgeSpec, run_ids: list[str] | None, only_
 def twin_judgements(store: Store, twins: pl.DataFrame, judge: str) -> pl.DataFrame:
     """``judge``'s judgements of ``twins`` (``RejudgePlan.twins``), each its request's answer as
     ``judge`` stored it for the input that asked (a failed answer too: the same request failed)."""
-    if twins.is_empty():
-        return frame("judgements", [])
-    answers = (store.tables.read("judgements")
-               .filter((pl.col("judge") == judge) & pl.col("request_key").is_in(twins["request_key"].implode()))
-               .sort("judged_at").unique("request_key", keep="last").drop(*KEY).collect())
-    return _copied(twins.join(answers, on="request_key"), judge, "cache")  # answered, as a cache hit is
+    return _answered(store, twins, judge, pl.col("judge") == judge)
 
 
 def _with_request_keys(todo: pl.DataFrame, spec: JudgeSpec, settings: RunJudgeSettings) -> pl.DataFrame:
@@ -104,9 +99,15 @@ def _with_request_keys(todo: pl.DataFrame, spec: JudgeSpec, settings: RunJudgeSe
 
 def _cached(store: Store, todo: pl.DataFrame, judge: str) -> pl.DataFrame:
     """Answers to identical requests made before (by any judge), that did not fail."""
-    if todo.is_empty():
+    return _answered(store, todo, judge, ~pl.col("errored"))
+
+
+def _answered(store: Store, asked: pl.DataFrame, judge: str, which: pl.Expr) -> pl.DataFrame:
+    """``judge``'s judgements of ``asked`` (KEY and ``request_key``) made without a call: each the
+    latest stored answer to its request among the judgements ``which`` keeps, a cache hit."""
+    if asked.is_empty():
         return frame("judgements", [])
-    hits = (store.tables.read("judgements").filter(~pl.col("errored") & pl.col("request_key").is_in(todo["request_key"].implode()))
-            .sort("judged_at").unique("request_key", keep="last").drop(*KEY).collect())
-    rows = todo.select(*KEY, "request_key").join(hits, on="request_key")
-    return _copied(rows, judge, "cache")
+    answers = (store.tables.read("judgements")
+               .filter(which & pl.col("request_key").is_in(asked["request_key"].implode()))
+               .sort("judged_at").unique("request_key", keep="last").drop(*KEY).collect())
+    return _copied(asked.select(*KEY, "request_key").join(answers, on="request_key"), judge, "cache")

@@ -126,8 +126,7 @@ def heard_turns(said: list[str], heard: list[str]) -> Heard:
     heard nothing while the other spoke has every said turn missing. The word error rate is over the
     pairs only. The turns both sides share at the start and at the end pair first: a conversation
     mostly heard right leaves little to align."""
-    said_words = [words(t) for t in said]
-    return _aligned_turns(said_words, said_words if heard == said else [words(t) for t in heard])
+    return _aligned_turns(*_split(said, heard))
 
 
 def _aligned_turns(said_words: list[list[str]], heard_words: list[list[str]]) -> Heard:
