@@ -36,7 +36,7 @@ REVIEW_LOCK_WAIT_S = 120.0  # a review waits this long for another writer (an in
 IMPORT_COLUMNS = ("run_id", "scenario_name", "signal", "verdict", "assertion", "reviewer", "note")
 REQUIRED_COLUMNS = ("run_id", "scenario_name", "signal", "verdict")
 MAX_IMPORT_BYTES = 1 << 30  # a file of reviews: millions of rows
-MAX_LINE_CHARS = 1 << 20  # one review's line, its note included
+MAX_LINE_BYTES = 1 << 20  # one review's line, its note included
 
 
 @dataclass(frozen=True)
@@ -190,15 +190,18 @@ def undecided(store: Store, rule: str, adjudicator: str | None = None) -> int:
 
 def _file_text(path: Path) -> str:
     """The text of a regular file (never a FIFO or a device, which would never end), of at most
-    ``MAX_IMPORT_BYTES``; ``InvalidArgument`` naming it otherwise."""
+    ``MAX_IMPORT_BYTES`` and no line longer than ``MAX_LINE_BYTES``; ``InvalidArgument`` naming it
+    otherwise. Lines are measured on the bytes, read in one call, before any decoding: a file of one
+    huge line is refused holding one copy of it (a 200 MB one took 2 GB when a parser met it)."""
     fd = open_regular(path)
     if fd is None:
         reason = "no such file" if not os.path.lexists(path) else "not a regular file (a folder, a FIFO or a device)"
         raise InvalidArgument(f"{path}: {reason}")
     try:
-        data = read_within(fd, MAX_IMPORT_BYTES)
+        data = read_within(fd, MAX_IMPORT_BYTES, expected=os.fstat(fd).st_size)
         if data is None:
             raise InvalidArgument(f"{path}: larger than {MAX_IMPORT_BYTES:,} bytes: split it")
+        _check_line_lengths(path, data)
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidArgument(f"{path}: not UTF-8 ({exc})") from None
@@ -208,16 +211,15 @@ def _file_text(path: Path) -> str:
         os.close(fd)
 
 
-def _check_line_lengths(path: Path, text: str) -> None:
-    """``InvalidArgument`` naming the first line longer than ``MAX_LINE_CHARS``: a file of one huge
-    line is refused before a parser makes copies of it (a 200 MB one took 2 GB to refuse)."""
+def _check_line_lengths(path: Path, data: bytes) -> None:
+    """``InvalidArgument`` naming the first line longer than ``MAX_LINE_BYTES``."""
     start, number = 0, 1
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        if end - start > MAX_LINE_CHARS:
-            raise InvalidArgument(f"{path}: line {number} is {end - start:,} characters long: a review's line "
-                                  f"holds at most {MAX_LINE_CHARS:,}")
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end - start > MAX_LINE_BYTES:
+            raise InvalidArgument(f"{path}: line {number} is {end - start:,} bytes long: a review's line "
+                                  f"holds at most {MAX_LINE_BYTES:,}")
         start, number = end + 1, number + 1
 
 
@@ -227,7 +229,6 @@ def read_review_file(path: Path, reviewer: str) -> tuple[list[Review], list[str]
     ``reviewer`` (default ``reviewer``) and ``note``; and what is wrong with the lines that are not
     reviews, one line each. ``InvalidArgument`` when the file cannot be read as either."""
     text = _file_text(path)
-    _check_line_lengths(path, text)
     records: list[tuple[int, dict]] = []
     problems: list[str] = []
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json") or text.lstrip().startswith("{"):
