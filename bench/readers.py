@@ -25,7 +25,7 @@ READ = """
 import os, sys, time
 from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
-from scorelake.transforms.pipeline import ingest_sessions
+from scorelake.transforms.sources import ingest_sessions
 from scorelake.transforms.sources import Session
 store, sessions = Path(sys.argv[1]), int(sys.argv[2])
 names = sorted(n for n in os.listdir(store) if n.startswith("eval_"))[:sessions]

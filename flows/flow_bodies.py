@@ -32,7 +32,7 @@ from scorelake.storage import Store
 from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
 from scorelake.transforms.judging import MAJORITY, JudgeSpec, ask_name, check_judge_name
 from scorelake.transforms.names import RECORDED
-from scorelake.transforms.pipeline import (
+from scorelake.pipeline import (
     COMMIT_LOCK_WAIT_S,
     JUDGE_BATCH,
     REVIEW_LOCK_WAIT_S,
@@ -71,7 +71,7 @@ from scorelake.transforms.pipeline import (
     twin_judgements,
     undecided,
 )
-from scorelake.transforms.pipeline import (
+from scorelake.pipeline import (
     migrate as convert_legacy,
 )
 from scorelake.transforms.results import (
@@ -535,7 +535,7 @@ def gate_new_runs(warehouse: str, run_ids: list[str], notify_url: str | None = N
     ``notify_url`` (a Slack-compatible incoming webhook), the regressions are POSTed to it after the
     alerts earlier runs could not deliver (kept in ``outbox``, as are those this one cannot)."""
     # here, not above: only this flow needs the comparison and its statistics (an ingest worker loads neither)
-    from scorelake.transforms.pipeline import alert, comparison, deliver, gate, previous_runs
+    from scorelake.pipeline import alert, comparison, deliver, gate, previous_runs
 
     store = Store(warehouse)
     pairs = previous_runs(store, run_ids)

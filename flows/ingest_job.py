@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorelake.transforms.pipeline import IngestedRuns, ingest_sessions
+from scorelake.transforms.sources import IngestedRuns, ingest_sessions
 from scorelake.transforms.sources import Session
 
 

@@ -30,7 +30,8 @@ from scorelake.flows.flow_bodies import (
 )
 from scorelake.judge_client import RetryPolicy
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.pipeline import BatchResult, IngestedRuns, gate_summary
+from scorelake.pipeline import BatchResult, gate_summary
+from scorelake.transforms.sources import IngestedRuns
 from scorelake.transforms.results import IngestResult, RefreshResult, RejudgeResult, RescoreResult
 
 TASK_RUNNERS = ("auto", "threads", "processes", "dask")

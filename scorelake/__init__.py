@@ -10,8 +10,10 @@
 
 The floors, each importing only those below it: ``scorelake.cli`` and ``scorelake.web`` (the command
 line and the viewer) over this API (``_api``), over ``scorelake.flows`` (the Prefect flows and the
-flow bodies), over ``scorelake.transforms`` (pipeline; then sources, scoring, judging, analysis,
-render; then warehouse, columns, names, results), with ``scorelake.sql`` (the views).
+flow bodies), over ``scorelake.pipeline`` (the steps that read and write the tables), over
+``scorelake.judge_client`` and ``scorelake.present`` (text and HTML), over ``scorelake.storage``
+(the tables, with ``scorelake.sql``'s views), over ``scorelake.transforms`` (sources, scoring,
+judging, analysis, voice; then columns, names, results).
 """
 
 from typing import Any

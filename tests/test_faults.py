@@ -145,8 +145,8 @@ def test_two_writers_scoring_one_policy_at_once_store_its_scores_once(tmp_path, 
     based on and the commit itself (a conflict, retried on a fresh read). Either way every score is
     stored once (today's main stored them twice)."""
     from scorelake.storage import Store, _tables
-    from scorelake.transforms.pipeline import _rescore
-    from scorelake.transforms.pipeline._rescore import rescore
+    from scorelake.pipeline import _rescore
+    from scorelake.pipeline._rescore import rescore
     from scorelake.transforms.scoring import Policy
 
     scorelake.open(tmp_path).ingest(CONFORMANCE / BASELINE)

@@ -294,7 +294,7 @@ def test_an_alert_the_webhook_does_not_take_is_kept_and_sent_with_the_next_run(t
     """A webhook that answers 500, hangs, trickles its answer or is down: each call ends within its
     total deadline, is retried, and the alert is kept in the outbox; the next delivery, once the
     webhook answers, sends the kept alert first, then the new one, and empties the outbox."""
-    from scorelake.transforms.pipeline import deliver
+    from scorelake.pipeline import deliver
 
     hook = _Webhook()
     url = hook.url
@@ -327,7 +327,7 @@ def test_alerts_go_on_past_one_refused_for_good_or_unreadable_and_overlapping_ru
     outbox at once send each alert once; a delivery stops at its time budget, the rest kept."""
     import threading
 
-    from scorelake.transforms.pipeline import deliver
+    from scorelake.pipeline import deliver
 
     hook = _Webhook()
     outbox = tmp_path / "outbox.jsonl"

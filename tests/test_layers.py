@@ -15,13 +15,15 @@ FLOORS = (
     ("scorelake._api", "scorelake.__init__", "scorelake._csv"),
     ("scorelake._services",),
     ("scorelake.flows",),
-    ("scorelake.transforms.pipeline",),
-    ("scorelake.judge_client", "scorelake.html"),
+    ("scorelake.pipeline",),
+    ("scorelake.judge_client", "scorelake.present"),
+    ("scorelake.storage",),
+    # transforms/: pure transforms and the source readers, wholly below the warehouse
     ("scorelake.transforms.sources", "scorelake.transforms.scoring", "scorelake.transforms.judging",
-     "scorelake.transforms.analysis", "scorelake.transforms.render", "scorelake.transforms.voice"),
-    ("scorelake.storage", "scorelake.transforms.columns", "scorelake.transforms.results",
-     "scorelake.transforms.names", "scorelake.transforms.registry", "scorelake.transforms.errors",
-     "scorelake.transforms.keys", "scorelake.transforms.__init__"),
+     "scorelake.transforms.analysis", "scorelake.transforms.voice"),
+    ("scorelake.transforms.columns", "scorelake.transforms.results", "scorelake.transforms.names",
+     "scorelake.transforms.registry", "scorelake.transforms.errors", "scorelake.transforms.keys",
+     "scorelake.transforms.__init__"),
 )
 
 

@@ -16,7 +16,7 @@ from scorelake.storage._views import sql_text
 from scorelake.transforms.columns import SCHEMAS, VOICE_METRICS
 from scorelake.transforms.names import SIGNALS as NAMES
 from scorelake.transforms.registry import RATES, SIGNALS
-from scorelake.transforms.render import explain
+from scorelake.present import explain
 from scorelake.transforms.scoring import Signal
 from scorelake.transforms.scoring._signals import EXPRESSIONS
 

@@ -822,8 +822,8 @@ def test_scores_that_disagree_with_their_policys_judge_are_found_by_check_and_re
     from datetime import UTC, datetime
 
     from scorelake.storage import Store
-    from scorelake.transforms.pipeline import commit_judgements
-    from scorelake.transforms.pipeline._judgements import latest
+    from scorelake.pipeline import commit_judgements
+    from scorelake.pipeline._judgements import latest
 
     wh = scorelake.open(tmp_path / "wh")
     wh.ingest(CONFORMANCE / BASELINE, prefect=False)

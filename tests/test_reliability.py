@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import scorelake.transforms.sources._files as source_files
 from scorelake.flows.prefect_flows import ingest_flow
 from scorelake.storage import RUN_TABLES, TABLES, Store
-from scorelake.transforms.pipeline import verify
+from scorelake.pipeline import verify
 from scorelake.transforms.scoring import Policy, score_and_count
 from scorelake.transforms.sources import Session, list_session, read_session
 from tests.conftest import CONFORMANCE, no_prefect_env
@@ -365,7 +365,7 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
     metrics_file.write_text(json.dumps({**metrics, "stop_reason": "[TIMEOUT]"}))
     result = ingest_flow(runs_dirs=[str(runs)], warehouse=str(wh.tables.root))
     assert [r.run_id for r in result.ingested] == [MIXED]
-    from scorelake.transforms.pipeline import rescore, save_policy
+    from scorelake.pipeline import rescore, save_policy
 
     policy = Policy(name="after-compaction", judge_threshold=0.5)
     assert rescore(wh, policy) == 34 + 14 + 14
@@ -393,7 +393,7 @@ def test_compaction_changes_files_not_answers(prefect_server, runs_copy, tmp_pat
 def test_missing_rate_counts_are_recounted_from_the_stored_scores(prefect_server, runs_copy, tmp_path):
     """A re-score killed between committing its scores and their counts: the counts are rebuilt
     from the stored scores and every rate comes out the same."""
-    from scorelake.transforms.pipeline import rescore, save_policy
+    from scorelake.pipeline import rescore, save_policy
 
     runs = runs_copy(MIXED, BASELINE)
     wh = Store(tmp_path / "wh")
@@ -459,7 +459,8 @@ def test_a_switch_reported_as_a_conflict_after_it_landed_cannot_bring_back_delet
     import deltalake
     from deltalake.exceptions import CommitFailedError
 
-    from scorelake.transforms.pipeline import commit_ingested, ingest_sessions
+    from scorelake.pipeline import commit_ingested
+    from scorelake.transforms.sources import ingest_sessions
 
     session = Session(BASELINE, CONFORMANCE / BASELINE)
     first, second = (ingest_sessions([session]) for _ in range(2))

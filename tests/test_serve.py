@@ -11,7 +11,7 @@ import anyio
 
 from scorelake.flows.prefect_flows import ingest_flow
 from scorelake.storage import Store
-from scorelake.transforms.pipeline import save_policy
+from scorelake.pipeline import save_policy
 from scorelake.transforms.scoring import Policy
 
 DEPLOYMENT = "scorelake-refresh/test-serve"

@@ -106,7 +106,7 @@ def test_read_commands_import_neither_prefect_nor_the_scoring_code(ingested):
             except SystemExit as exit:
                 assert exit.code == 0, args
         loaded = [m for m in sys.modules if m.split(".")[0] in ("prefect", "pyarrow", "pydantic")
-                  or m.startswith(("scorelake.transforms.pipeline", "scorelake.transforms.scoring", "scorelake.transforms.sources"))]
+                  or m.startswith(("scorelake.pipeline", "scorelake.transforms.scoring", "scorelake.transforms.sources"))]
         print(sorted(loaded))
     """)
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

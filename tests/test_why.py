@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
-from scorelake.transforms.render import PlacedCall, explain, explain_text
+from scorelake.present import PlacedCall, explain, explain_text
 from scorelake.transforms.results import Turn
 from scorelake.transforms.scoring import Difference, TextFlags, differences, item_comparisons
 from tests.conftest import BASELINE
@@ -174,7 +174,7 @@ def test_show_gives_the_final_answer_always_and_the_judges_input_and_reply(wh):
     e = explain(wh.evidence(BASELINE, matched))
     assert e.final_answer and e.judge_input is not None and e.judge_input.user_content
     assert "what the judge was asked" in text and "the judge's reply" in text
-    from scorelake.html import explain_html
+    from scorelake.present import explain_html
 
     page = explain_html(e)
     assert '<details class="judge-input">' in page and '<details class="judge-reply">' in page

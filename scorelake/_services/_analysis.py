@@ -67,7 +67,7 @@ class Analysis:
         smallest difference the pairs could detect; apart, the scenarios only in A or only in B, the
         definitions that changed and whether the judge or the scoring flags differ. ``all_scenarios``:
         each run's rates over all its scenarios, every scenario both have paired by name."""
-        from scorelake.transforms.pipeline import comparison
+        from scorelake.pipeline import comparison
 
         with self._reads.connection() as con:
             return comparison(self._reads.store, con, run_a, run_b, self._reads.scoped(policy, run_a, run_b), alpha,
@@ -82,7 +82,7 @@ class Analysis:
         when its p95 response latency rose by more than that many milliseconds, or
         (``max_overlap_rise``) its mean overlap of speech per scenario by more than that many seconds,
         or (``max_wer_rise``) the word error rate of what its agent heard by more than that many points."""
-        from scorelake.transforms.pipeline import gate
+        from scorelake.pipeline import gate
 
         return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains, max_p95_rise,
                     max_overlap_rise, max_wer_rise)
@@ -115,7 +115,7 @@ class Analysis:
 
     def summary(self, run: str, policy: str = RECORDED) -> str:
         """``all_summary.txt`` of ``run`` as the upstream runner writes it, under ``policy``."""
-        from scorelake.transforms.render import render_summary
+        from scorelake.present import render_summary
 
         with self._reads.connection():
             policy_id = self._reads.policy_id(policy)
@@ -129,9 +129,9 @@ class Analysis:
     def report(self, policy: str = RECORDED) -> str:
         """A self-contained HTML report: rates, response latency and the voice panel across runs, the
         latest run against the one before it in its group, stalled scenarios."""
-        from scorelake.html import render_report
+        from scorelake.present import render_report
         from scorelake.transforms.analysis import with_change_labels
-        from scorelake.transforms.render import explain
+        from scorelake.present import explain
 
         query = self._reads.query
         with self._reads.connection():

@@ -46,7 +46,7 @@ class Maintenance:
         tau2 task ids that contradict their task, of speech segments no measure should trust (each
         scenario's anomalies), and of a warehouse moved or copied since its view database was written
         (consistent: reads bind this warehouse's own files)."""
-        from scorelake.transforms.pipeline import verify
+        from scorelake.pipeline import verify
         from scorelake.transforms.sources import SOURCES, source_warnings
 
         store = self._reads.store

@@ -134,7 +134,7 @@ class Reading:
         """Under a policy whose review rule is not the latest review's (majority, adjudicated), the
         reviews as it counted them, an undecided one said so; None under any other policy (then the
         ``reviews`` view's latest standing reviews are what it counted)."""
-        from scorelake.transforms.pipeline import find_policy, ruled_reviews
+        from scorelake.pipeline import find_policy, ruled_reviews
 
         if policy == RECORDED:
             return None

@@ -52,7 +52,7 @@ class Reviewing:
         reviewer defaults to ``$SCORELAKE_REVIEWER``, else the login name. Nothing is overwritten:
         a later review of the same key supersedes this one. Policies that take reviews
         (``rescore(..., reviews=True)``) count it once re-scored."""
-        from scorelake.transforms.pipeline import Review
+        from scorelake.pipeline import Review
 
         if withdraw == (verdict is not None):
             raise InvalidArgument("give a verdict (pass or fail), or withdraw the standing one")
@@ -67,7 +67,7 @@ class Reviewing:
         """Record the reviews of a CSV file (header: run_id, scenario_name, signal, verdict, and
         optionally assertion, reviewer, note) or a JSON Lines file, in one write step: a file with
         any bad line stores nothing, and the error names every bad line."""
-        from scorelake.transforms.pipeline import read_review_file
+        from scorelake.pipeline import read_review_file
 
         reviews, unreadable = read_review_file(Path(path), reviewer_name(reviewer))
         return self._record(reviews, unreadable, f"{path}: ")

@@ -39,7 +39,7 @@ class Scoring:
         policy of those flags (named ``name``, or after its id), checked against the stored ones.
         ``judge``: the judge (see ``rejudge``) whose judgements JUDGE_PASSED and NL_ASSERTION take.
         Nothing is stored yet."""
-        from scorelake.transforms.pipeline import check_policy, check_whitelisted_domains, find_judge, find_policy
+        from scorelake.pipeline import check_policy, check_whitelisted_domains, find_judge, find_policy
         from scorelake.transforms.scoring import Policy
 
         defined = _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews,

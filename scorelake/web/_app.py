@@ -25,7 +25,7 @@ from scorelake._csv import csv_text
 from scorelake.transforms.errors import NotFound, ScorelakeError, WarehouseBusy
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS, SIGNALS
 from scorelake.transforms.registry import ITEM_SIGNALS
-from scorelake.transforms.render import explain
+from scorelake.present import explain
 from scorelake.web import _pages as pages
 from scorelake.web._voice import voice_page, voice_section
 

@@ -12,10 +12,10 @@ from urllib.parse import quote, urlencode
 
 import polars as pl
 
-from scorelake.html import explain_html
+from scorelake.present import explain_html
 from scorelake.transforms.names import REVIEW_PICKS, SIGNALS
-from scorelake.transforms.pipeline import listed
-from scorelake.transforms.render import Explanation
+from scorelake.pipeline import listed
+from scorelake.present import Explanation
 from scorelake.transforms.results import StandingReview
 
 STYLE = """

@@ -16,15 +16,13 @@ from scorelake.transforms.sources._discover import (
 )
 from scorelake.transforms.sources._files import BadInput, SessionTables, is_utf8, open_regular, printable, read_within
 from scorelake.transforms.sources._legacy import LegacyTables
+from scorelake.transforms.sources._read_sessions import EVIDENCE_TABLES, IngestedRuns, ingest_sessions
 from scorelake.transforms.sources._registry import SOURCES
 from scorelake.transforms.sources._session import Session, Source
 from scorelake.transforms.sources.nemo import list_session, read_session
 from scorelake.transforms.sources.tau import UNRESOLVED_SUFFIX
 
-EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts", "voice", "tasks",
-                   "task_instructions")
-
-__all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "SOURCES", "LegacyTables", "Session", "SessionTables", "Source",
-           "UNRESOLVED_SUFFIX", "discover_sessions", "is_utf8", "list_session", "open_regular", "printable",
-           "read_session", "read_session_tables", "read_within", "same_content", "session_fingerprint",
-           "source_warnings"]
+__all__ = ["BadInput", "DEFAULT_RUNS", "EVIDENCE_TABLES", "IngestedRuns", "SOURCES", "LegacyTables", "Session",
+           "SessionTables", "Source", "UNRESOLVED_SUFFIX", "discover_sessions", "ingest_sessions", "is_utf8",
+           "list_session", "open_regular", "printable", "read_session", "read_session_tables", "read_within",
+           "same_content", "session_fingerprint", "source_warnings"]

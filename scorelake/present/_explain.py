@@ -1,6 +1,6 @@
 """Why a scenario passed or failed, from its ``Evidence``: each
 signal with its verdict and what it rests on, then the conversation and the tool calls. One model,
-rendered as text here (``scorelake show``) and as HTML by ``scorelake.html`` (``scorelake view``, the
+rendered as text here (``scorelake show``) and as HTML by ``scorelake.present`` (``scorelake view``, the
 report's scenario pages)."""
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from scorelake.transforms.judging import (
     JudgeSpec,
     request,
 )
-from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, recorded_judgements, stored_inputs
-from scorelake.transforms.pipeline._judges import RunJudgeSettings, policies_using
+from scorelake.pipeline._judgements import KEY, judged_by, latest, recorded_judgements, stored_inputs
+from scorelake.pipeline._judges import RunJudgeSettings, policies_using
 from scorelake.transforms.scoring import RECORDED
 
 

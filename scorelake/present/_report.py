@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from scorelake.html._explain import explain_html
+from scorelake.present._explain_html import explain_html
 from scorelake.transforms.analysis import Comparison, delta_text
 from scorelake.transforms.columns import CAUSE_NAMES
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scorelake.storage import TABLES, Store
-from scorelake.transforms.pipeline._policies import stored_policies
-from scorelake.transforms.pipeline._rescore import rescore
+from scorelake.pipeline._policies import stored_policies
+from scorelake.pipeline._rescore import rescore
 from scorelake.transforms.sources import LegacyTables
 
 

@@ -10,8 +10,8 @@ import polars as pl
 from scorelake.storage import Store, is_in, sql_literal
 from scorelake.transforms.errors import InvalidArgument
 from scorelake.transforms.judging import with_judgements
-from scorelake.transforms.pipeline._judgements import KEY, judged_by, latest, stored_inputs
-from scorelake.transforms.pipeline._reviews import standing
+from scorelake.pipeline._judgements import KEY, judged_by, latest, stored_inputs
+from scorelake.pipeline._reviews import standing
 from scorelake.transforms.scoring import (
     SCENARIO_FACTS,
     Policy,

@@ -15,7 +15,7 @@ from scorelake.transforms.judging import (
     JudgeSpec,
     run_judge,
 )
-from scorelake.transforms.pipeline._policies import stored_policies
+from scorelake.pipeline._policies import stored_policies
 from scorelake.transforms.scoring import RECORDED
 
 COMMIT_LOCK_WAIT_S = 600.0  # a commit waits this long for another writer (an ingest) to finish

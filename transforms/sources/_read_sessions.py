@@ -1,7 +1,7 @@
 """Sessions read, not yet committed: what an ingest's worker processes run. It imports only what
 reading needs (not the warehouse, DuckDB or the judge's client), so a worker process starts in half
 the time and memory. Its scenarios are scored when committed, a batch of sessions at once (see
-``_ingest.commit_ingested``)."""
+``scorelake.pipeline.commit_ingested``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,13 @@ import polars as pl
 from scorelake.transforms.columns import SHARED_TEXTS, frame
 from scorelake.transforms.keys import new_generation
 from scorelake.transforms.results import SessionReport
-from scorelake.transforms.sources import EVIDENCE_TABLES, Session, SessionTables, read_session_tables, source_warnings
+from scorelake.transforms.sources._discover import read_session_tables, source_warnings
+from scorelake.transforms.sources._files import SessionTables
+from scorelake.transforms.sources._session import Session
+
+# what a reader gives besides its scenarios, verdicts and quarantine rows
+EVIDENCE_TABLES = ("turns", "tool_calls", "judge_results", "judge_inputs", "judge_prompts", "voice", "tasks",
+                   "task_instructions")
 
 
 @dataclass

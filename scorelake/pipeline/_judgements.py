@@ -10,7 +10,7 @@ from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.judging import ASK, JudgeSpec, majority_judgements, majority_name
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.pipeline._judges import COMMIT_LOCK_WAIT_S, policies_using, save_judge, stored_judges
+from scorelake.pipeline._judges import COMMIT_LOCK_WAIT_S, policies_using, save_judge, stored_judges
 from scorelake.transforms.scoring import RECORDED
 
 KEY = ["run_id", "scenario_name", "input_hash"]

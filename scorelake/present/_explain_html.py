@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import json
 
-from scorelake.transforms.render import Explanation, PlacedCall, mark
+from scorelake.present._explain import Explanation, PlacedCall, mark
 from scorelake.transforms.results import Turn
 
 

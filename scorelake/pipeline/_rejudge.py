@@ -22,8 +22,8 @@ from scorelake.storage import Store
 from scorelake.transforms.columns import frame
 from scorelake.transforms.errors import JudgeUnavailable
 from scorelake.transforms.judging import Call, JudgeSpec, answer_row, request
-from scorelake.transforms.pipeline._judgements import KEY, commit_judgements
-from scorelake.transforms.pipeline._judges import RunJudgeSettings
+from scorelake.pipeline._judgements import KEY, commit_judgements
+from scorelake.pipeline._judges import RunJudgeSettings
 
 JUDGE_BATCH = 2000  # calls per Prefect task
 

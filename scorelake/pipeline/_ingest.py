@@ -12,7 +12,7 @@ import polars as pl
 
 from scorelake.storage import Store
 from scorelake.transforms.columns import empty_frame, frame
-from scorelake.transforms.pipeline._session import IngestedRuns
+from scorelake.transforms.sources import IngestedRuns
 from scorelake.transforms.scoring import Policy, score_and_count
 from scorelake.transforms.sources import (
     Session,

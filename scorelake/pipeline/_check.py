@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from scorelake.storage import Store
-from scorelake.transforms.pipeline._policies import stored_policies
-from scorelake.transforms.pipeline._rescore import coverage, judged_since
+from scorelake.pipeline._policies import stored_policies
+from scorelake.pipeline._rescore import coverage, judged_since
 
 
 def verify(store: Store) -> list[str]:
