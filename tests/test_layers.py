@@ -22,7 +22,8 @@ FLOORS = (
     ("scorelake.transforms.sources", "scorelake.transforms.scoring", "scorelake.transforms.judging",
      "scorelake.transforms.analysis", "scorelake.transforms.voice"),
     ("scorelake.transforms.columns", "scorelake.transforms.results", "scorelake.transforms.names",
-     "scorelake.transforms.registry", "scorelake.transforms.errors", "scorelake.transforms.keys",
+     "scorelake.transforms.registry", "scorelake.transforms.signal_rules", "scorelake.transforms.errors",
+     "scorelake.transforms.keys",
      "scorelake.transforms.__init__"),
 )
 

@@ -18,7 +18,6 @@ from scorelake.transforms.names import SIGNALS as NAMES
 from scorelake.transforms.registry import RATES, SIGNALS
 from scorelake.present import explain
 from scorelake.transforms.scoring import Signal
-from scorelake.transforms.scoring._signals import EXPRESSIONS
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +31,7 @@ def columns_of(wh: scorelake.Warehouse, view: str) -> list[str]:
 
 def test_every_signal_has_its_name_its_computation_and_its_stored_columns():
     assert [str(s) for s in Signal] == [s.name for s in SIGNALS] == list(NAMES)
-    assert set(EXPRESSIONS) == set(Signal)
+    assert all(callable(s.expression) for s in SIGNALS)
     for s in SIGNALS:
         assert s.value in SCHEMAS["scores"], s.name
         assert {f"{s.rate}_passed", f"{s.rate}_total"} <= set(SCHEMAS["rate_counts"]), s.name

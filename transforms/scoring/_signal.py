@@ -1,25 +1,14 @@
-"""The success signals: the names the whitelists, breakdowns and policies use."""
+"""The success signals as an enum, derived from their declarations (``registry.SIGNALS``): the
+names the whitelists, breakdowns and policies use, in ``success_breakdown``'s order."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from scorelake.transforms.names import SIGNALS
+from scorelake.transforms.registry import RUNNER, SIGNALS
 
+# Upstream's ``SuccessSignal`` (ACTION_MATCH ... CLEAN_EXIT), then tau2's COMMUNICATE, then any of
+# scorelake's own; a member is named after its rate prefix.
+Signal = StrEnum("Signal", [(s.rate.upper(), s.name) for s in SIGNALS], module=__name__)
 
-class Signal(StrEnum):
-    """``SuccessSignal`` of the upstream runner; member order is the order of ``success_breakdown``
-    (``names.SIGNALS``)."""
-
-    ACTION_MATCH = SIGNALS[0]
-    DB_STATE_MATCH = SIGNALS[1]
-    DB_STATE_ASSERTION = SIGNALS[2]
-    NL_ASSERTION = SIGNALS[3]
-    JUDGE_PASSED = SIGNALS[4]
-    CLEAN_EXIT = SIGNALS[5]
-    # tau2's COMMUNICATE check (its communicate_checks all met): no runner analogue, so last, and
-    # never in a voice-agent scenario's whitelist (NEMO_SIGNALS).
-    COMMUNICATE = SIGNALS[6]
-
-
-NEMO_SIGNALS = tuple(s for s in Signal if s is not Signal.COMMUNICATE)  # the runner's SuccessSignal
+NEMO_SIGNALS = tuple(Signal(s.name) for s in SIGNALS if s.origin == RUNNER)  # the runner's SuccessSignal

@@ -1,78 +1,23 @@
-"""The six scoring signals (and tau2's COMMUNICATE), the composite and the stall override as Polars expressions.
+"""The declared signals (``registry.SIGNALS``, each with its expression), the composite and the stall
+override as Polars expressions.
 
 Inputs are ``scenarios`` columns plus the ``eff_*`` columns of a ``Policy`` (the flags a
-scenario is scored under). Each signal is a nullable Boolean (null = not applicable) or, for
-the two pass rates, a nullable Float64; the composite rules are run-format.md §5.
+scenario is scored under); the composite rules are run-format.md §5.
 ``with_scores`` composes them with ``.pipe``; ``as_scores`` shapes the result as the ``scores`` table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import polars as pl
 
 from scorelake.transforms.columns import SCHEMAS
-from scorelake.transforms.registry import BY_NAME
+from scorelake.transforms.registry import BY_NAME, SIGNALS
 from scorelake.transforms.scoring._policy import Policy
 from scorelake.transforms.scoring._reviews import split_reviewed, with_reviewed_composite, with_reviewed_signals
 from scorelake.transforms.scoring._signal import Signal
+from scorelake.transforms.signal_rules import judge_score
 
 col = pl.col
-
-
-def action_match() -> pl.Expr:
-    """``is_action_match``: N/A without a reference, False without a prediction (§7)."""
-    strict = col("eff_strict_match") | col("disallow_extra_items")
-    count_mismatch = col("action_reference_items").ne_missing(col("action_prediction_items"))
-    return (
-        pl.when(~col("has_reference")).then(None)
-        .when(~col("has_prediction")).then(False)
-        .when(strict & count_mismatch).then(False)
-        .otherwise(col("action_match_lenient"))
-    )
-
-
-def db_state_match() -> pl.Expr:
-    """Expected hash vs the agent-side hash; a missing actual hash is False, never N/A (§8).
-
-    Sources without hashes (tau2's ``db_check``) bring their own verdict.
-    """
-    return pl.when(col("expected_db_hash").is_null()).then(col("db_match_recorded")).otherwise(
-        col("expected_db_hash").eq_missing(col("actual_db_hash")))
-
-
-def db_state_assertion_pass_rate() -> pl.Expr:
-    return pl.when(col("dbsa_total") > 0).then(col("dbsa_passed") / col("dbsa_total"))
-
-
-def judge_score() -> pl.Expr:
-    """The judge's score, only when the judge counts under the policy."""
-    return pl.when(col("eff_judge_enabled")).then(col("judge_score"))
-
-
-def nl_assertion_pass_rate() -> pl.Expr:
-    """Present when the judge ran, counts, and returned a non-empty verdict list (§3 key 19)."""
-    return pl.when(col("eff_judge_enabled") & (col("nl_total") > 0)).then(col("nl_passed") / col("nl_total"))
-
-
-def judge_passed() -> pl.Expr:
-    """``judge_score >= threshold`` (inclusive), when a score and a threshold exist (§10). A NaN score
-    (``float("nan")`` of a judge's reply) fails, as Python compares it; Polars orders NaN above all."""
-    return pl.when(judge_score().is_nan()).then(False).otherwise(judge_score() >= col("eff_judge_threshold"))
-
-
-# The runner's voluntary end, and tau2's two normal terminations (anything else is premature).
-CLEAN_STOP_REASONS = ("[EXIT]", "agent_stop", "user_stop")
-
-
-def clean_exit() -> pl.Expr:
-    return col("stop_reason").is_in(CLEAN_STOP_REASONS)
-
-
-def communicate() -> pl.Expr:
-    """tau2's COMMUNICATE: every communicate check met; not applicable without checks."""
-    return pl.when(col("communicate_total") > 0).then(col("communicate_passed") == col("communicate_total"))
 
 
 def agent_turns() -> pl.Expr:
@@ -83,18 +28,6 @@ def agent_turns() -> pl.Expr:
 def stalled() -> pl.Expr:
     minimum = col("eff_min_agent_turns")
     return ((minimum > 0) & (agent_turns() < minimum)).fill_null(False)
-
-
-# Each declared signal's computation (registry.SIGNALS declares the rest): its scores value.
-EXPRESSIONS: dict[Signal, Callable[[], pl.Expr]] = {
-    Signal.ACTION_MATCH: action_match,
-    Signal.DB_STATE_MATCH: db_state_match,
-    Signal.DB_STATE_ASSERTION: db_state_assertion_pass_rate,
-    Signal.NL_ASSERTION: nl_assertion_pass_rate,
-    Signal.JUDGE_PASSED: judge_passed,
-    Signal.CLEAN_EXIT: clean_exit,
-    Signal.COMMUNICATE: communicate,
-}
 
 
 def check(signal: Signal) -> pl.Expr:
@@ -127,24 +60,29 @@ _SUBSETS = pl.Series([[str(s) for i, s in enumerate(Signal) if mask >> i & 1] fo
                      dtype=pl.List(pl.String))
 
 
-def _bucket(keep) -> pl.Expr:
-    """The signals for which ``keep(listed, check)`` holds, as a list of names.
+# The signals upstream's breakdowns can name (the runner's and tau2's)
+UPSTREAM = frozenset(Signal(s.name) for s in SIGNALS if s.upstream)
+
+
+def _bucket(keep, among=frozenset(Signal)) -> pl.Expr:
+    """The signals (``among`` them) for which ``keep(listed, check)`` holds, as a list of names.
 
     A bit mask looked up in ``_SUBSETS``: twenty times faster than assembling lists row by row.
     """
     bits = [keep(col(_listed(s)), col(_check(s))).fill_null(False).cast(pl.UInt8) * (1 << i)
-            for i, s in enumerate(Signal)]
+            for i, s in enumerate(Signal) if s in among]
     return pl.sum_horizontal(bits).replace_strict(pl.lit(_MASKS).implode(), pl.lit(_SUBSETS).implode(),
                                                   return_dtype=pl.List(pl.String))
 
 
 def breakdown() -> list[pl.Expr]:
-    """``success_breakdown``: whitelisted signals by verdict, and non-whitelisted ones that have a value."""
+    """``success_breakdown``: whitelisted signals by verdict, and non-whitelisted ones that have a value;
+    a signal that is not upstream's only where whitelisted (upstream's breakdowns never name it)."""
     return [
         _bucket(lambda listed, c: listed & c).alias("passed"),
         _bucket(lambda listed, c: listed & ~c).alias("failed"),
         _bucket(lambda listed, c: listed & c.is_null()).alias("not_applicable"),
-        _bucket(lambda listed, c: ~listed & c.is_not_null()).alias("excluded"),
+        _bucket(lambda listed, c: ~listed & c.is_not_null(), among=UPSTREAM).alias("excluded"),
     ]
 
 
@@ -173,7 +111,7 @@ def is_task_successful() -> pl.Expr:
 
 def with_signals(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.with_columns(
-        *(EXPRESSIONS[signal]().alias(BY_NAME[signal].value) for signal in Signal),
+        *(s.expression().alias(s.value) for s in SIGNALS),
         judge_score().alias("judge_score"),
         agent_turns().alias("agent_turns"),
         stalled().alias("stalled"),
