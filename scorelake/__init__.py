@@ -43,6 +43,7 @@ from scorelake.transforms.results import (
     RescoreResult,
     ReviewResult,
     SessionReport,
+    SpeechTimeline,
     StandingReview,
     Task,
     ToolCall,

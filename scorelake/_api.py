@@ -105,6 +105,7 @@ class Warehouse:
     latency = _handed("analysis", Analysis.latency)
     voice = _handed("analysis", Analysis.voice)
     voice_of = _handed("analysis", Analysis.voice_of)
+    speech_timeline = _handed("analysis", Analysis.speech_timeline)
     recording = _handed("analysis", Analysis.recording)
     turns = _handed("analysis", Analysis.turns)
     latency_histogram = _handed("analysis", Analysis.latency_histogram)

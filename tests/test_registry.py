@@ -71,11 +71,11 @@ def test_a_fragment_is_named_apart_from_every_table():
 
 
 def test_every_voice_metric_reaches_its_views_and_the_panel(wh):
-    from scorelake.cli._latency import VOICE_PANEL
+    from scorelake.present import VOICE_PANEL
 
     per_scenario, per_run = columns_of(wh, "scenario_voice"), columns_of(wh, "run_voice")
     for metric in VOICE_METRICS:
         assert metric.name in per_scenario, metric.name
         assert not metric.rollup or metric.name in per_run, metric.name
         assert not metric.events or metric.events in per_run, metric.name
-    assert [m.name for m in VOICE_PANEL] == [m.name for m in VOICE_METRICS if m.label]
+    assert [m.name for m in VOICE_PANEL.metrics] == [m.name for m in VOICE_METRICS if m.label]

@@ -4,6 +4,7 @@ of a conformance session, through ingest, the `scenario_voice` view, `scorelake 
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import re
@@ -16,7 +17,9 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
+from scorelake.present import VOICE_PANEL
 from scorelake.transforms.voice import (
+    LONG_SEGMENT_S,
     Segment,
     audio_facts,
     heard_facts,
@@ -384,9 +387,10 @@ def test_segments_no_measure_should_trust_are_said_by_ingest_and_check_naming_th
     rows = {r["scenario_name"]: r for r in wh.voice([BASELINE], by="scenario").to_dicts()}
     assert rows[INVENTOR]["has_segments"] is False and rows[INVENTOR]["user_turns"] is None
     assert rows[LIGHT]["user_turns"] > 0 and rows["simple_qa_1"]["user_turns"] > 0  # the rest measured
-    row = wh.voice_of(BASELINE, "qa__moon_landing")
-    svg = timeline_svg(row)
-    assert "clipped: 876.0 s" in svg and row["anomalies"]
+    row, timeline = wh.voice_of(BASELINE, "qa__moon_landing"), wh.speech_timeline(BASELINE, "qa__moon_landing")
+    (clipped,) = [s for s in timeline.segments if s.clipped]  # measured in the core, drawn by the viewer
+    assert (clipped.start, clipped.end, clipped.logged_end) == (9.0, 9.0 + LONG_SEGMENT_S, 885.0)
+    assert "clipped: 876.0 s" in timeline_svg(timeline) and row["anomalies"]
 
 
 def test_a_scenario_without_segments_or_contexts_is_null_not_zero(tmp_path):
@@ -668,7 +672,8 @@ def test_the_report_charts_the_voice_across_runs_and_counts_failures_by_cause(ed
     wh, _ = edited
     page = wh.report()
     charts = page.split("id='voice-charts'", 1)[1].split("</div>", 1)[0]
-    assert charts.count("<figure class='voice-chart'") == 5 and "data-metric='user_to_agent_wer'" in charts
+    assert charts.count("<figure class='voice-chart'") == len(VOICE_PANEL.metrics)
+    assert "data-metric='user_to_agent_wer'" in charts
     causes = page.split("id='failure-causes'", 1)[1].split("</table>", 1)[0]
     whole = wh.voice([BASELINE]).filter(pl.col("domain") == "(all)").row(0, named=True)
     assert f"<td class=num>{whole['failed']}</td>" in causes and BASELINE in causes
@@ -860,3 +865,22 @@ def test_a_long_recording_is_read_in_blocks_in_a_fraction_of_its_size(tmp_path):
 
     short, long = peak_mb(3), peak_mb(27)
     assert long - short < 0.33 * (27 - 3) * 60 * 48000 * 4 / 2**20 and long < 600, (short, long)
+
+
+def test_every_metric_of_the_voice_panel_is_in_every_face(edited):
+    """The command line, the viewer and the report lay out one spec (``VOICE_PANEL``, from the
+    declarations): a metric given a heading in ``VOICE_METRICS`` and missing from a face fails here."""
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    wh, _ = edited
+    printed = CliRunner().invoke(app, ["voice", "--run", BASELINE, "-w", wh.location]).stdout
+    page = TestClient(make_app(wh)).get(f"/runs/{BASELINE}/voice").text
+    panel = page.split('id="voice-panel"', 1)[1].split("</tr>", 1)[0]
+    charts = wh.report().split("id='voice-charts'", 1)[1].split("</div>", 1)[0]
+    for metric in VOICE_PANEL.metrics:
+        assert metric.label in printed, metric.name
+        assert f'<th title="{html.escape(metric.doc)}">{html.escape(metric.label)}</th>' in panel, metric.name
+        assert f"data-metric='{metric.name}'" in charts and f"<figcaption>{html.escape(metric.label)}<" in charts, \
+            metric.name

@@ -208,6 +208,61 @@ class Task:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """A stretch of a conversation, in seconds from its start."""
+    start: float
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class TimelineSegment:
+    """One speaker's segment as drawn: ``end`` clipped to ``LONG_SEGMENT_S`` after its start,
+    ``logged_end`` as logged."""
+    speaker: str  # "agent" or "user"
+    start: float
+    end: float
+    logged_end: float
+    words: str
+
+    @property
+    def clipped(self) -> bool:
+        return self.logged_end > self.end
+
+
+@dataclass(frozen=True)
+class TimelineResponse:
+    """A user turn's end and the start of the agent's answer to it (tau2's response event)."""
+    turn_end: float
+    answer: float
+
+    @property
+    def latency_s(self) -> float:
+        return self.answer - self.turn_end
+
+
+@dataclass(frozen=True)
+class SpeechTimeline:
+    """A scenario's speech, measured for drawing (``Warehouse.speech_timeline``): both lanes'
+    segments, where both speak, the long silences, the response events, the dead air at the end."""
+    start: float
+    end: float
+    segments: tuple[TimelineSegment, ...]
+    overlaps: tuple[Interval, ...]
+    long_silences: tuple[Interval, ...]
+    responses: tuple[TimelineResponse, ...]
+    dead_air_after_s: float  # the silence after the last speech, when long (0 otherwise)
+    call_end: str | None  # how the call ended (exit, timeout, error)
+
+    @property
+    def span(self) -> float:
+        return max(self.end - self.start, 1e-6)
+
+
+@dataclass(frozen=True)
 class HeardTurns:
     """What the agent heard of each user turn, the turns aligned (the voice panel's user_to_agent columns)."""
 

@@ -13,7 +13,7 @@ from scorelake._services._reading import Reading
 from scorelake._services._reads import Reads
 from scorelake.transforms.errors import MAX_PRICE, InvalidArgument, NotFound, check_range
 from scorelake.transforms.names import RECORDED
-from scorelake.transforms.results import GateResult
+from scorelake.transforms.results import GateResult, SpeechTimeline
 
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison
@@ -183,6 +183,14 @@ class Analysis:
             self._reads.run(run)
             found = self._reads.query("scenario_voice", run_id=run, scenario=scenario)
         return found.row(0, named=True) if found.height else None
+
+    def speech_timeline(self, run: str, scenario: str) -> SpeechTimeline | None:
+        """One scenario's speech timeline, measured for drawing (lanes, where both speak, the long
+        silences, the response events, the dead air at the end); None without speech segments."""
+        from scorelake.transforms.voice import speech_timeline
+
+        row = self.voice_of(run, scenario)
+        return None if row is None else speech_timeline(row)
 
     def recording(self, run: str, scenario: str) -> Path | None:
         """Where a scenario's recording is (``conversation_log.wav`` in its folder of the run), when the

@@ -13,7 +13,6 @@ from scorelake.cli._app import cell, command, emitted, err, fail, ms
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, RunsOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
-from scorelake.transforms.columns import CAUSE_NAMES, VOICE_METRICS, Column
 
 
 class LatencyBy(StrEnum):
@@ -53,26 +52,6 @@ def latency(
                    note="interrupted: agent turns the user talked over, and their share of agent turns"))
 
 
-# A rate backed by fewer events than this is shown as a dash (tau2's leaderboard hides them too).
-MIN_EVENTS = 10
-# The panel: each declared voice metric with a heading (transforms/columns.py VOICE_METRICS)
-VOICE_PANEL = tuple(c for c in VOICE_METRICS if c.label)
-
-
-def _shown(row: dict, metric: Column, events: bool = True) -> str:
-    """One cell of the panel: blank where nothing was measured, a dash below MIN_EVENTS events (of a
-    roll-up, with ``events``)."""
-    value = row[metric.name]
-    if value is None:
-        return ""
-    if events and metric.events and (row[metric.events] or 0) < MIN_EVENTS:
-        return "\u2014"
-    if metric.unit == "share":
-        return f"{value * 100:.1f}%"
-    if metric.unit == "s":
-        return f"{value:.1f}"
-    return f"{value:.2f}" if isinstance(value, float) else str(value)
-
 
 @command
 def voice(
@@ -95,28 +74,28 @@ def voice(
     Example: scorelake voice --run eval_20260904_080000
     Example: scorelake voice --by scenario --format csv
     """
+    from scorelake.present import VOICE_PANEL, cause_counts  # on use: present's imports cost every command 45 ms
+
     found = scorelake.open(warehouse, as_of).voice(run, by.value, policy)
     if emitted(found, fmt, wide):
         return
     if by is LatencyBy.scenario:
         cells = [[r["run_id"], r["scenario_name"],
-                  *(_shown(r, metric, events=False) for metric in VOICE_PANEL),
+                  *VOICE_PANEL.cells(r, events=False),
                   ", ".join(r["failure_causes"] or ())] for r in found.iter_rows(named=True)]
-        headers = ["run", "scenario", *(m.label for m in VOICE_PANEL), "failed by"]
+        headers = ["run", "scenario", *VOICE_PANEL.labels, "failed by"]
         show_grid(Grid(headers, cells, f"voice per scenario (failure causes under policy {policy})", keys=2,
                        right=set(headers[2:-1])).without_empty_columns())
         return
     cells = [[r["run_id"], r["domain"], str(r["scenarios"]),
-              *(_shown(r, metric) for metric in VOICE_PANEL),
+              *VOICE_PANEL.cells(r),
               "" if r["interrupted_turns"] is None else str(r["interrupted_turns"]),
-              " ".join(f"{c}={r[f'failed_{c}']}" for c in CAUSE_NAMES if r[f"failed_{c}"])]
+              cause_counts(r)]
              for r in found.iter_rows(named=True)]
-    headers = ["run", "domain", "scenarios", *(m.label for m in VOICE_PANEL), "interrupted", "failed by cause"]
+    headers = ["run", "domain", "scenarios", *VOICE_PANEL.labels, "interrupted", "failed by cause"]
     show_grid(Grid(headers, cells, "voice (s: seconds; rates pooled over their events)", keys=2,
                    right=set(headers[2:-1]),
-                   note="\u2014: fewer than 10 events behind the rate; blank: nothing measured. barge-ins user: the "
-                        "user starting while the agent speaks, on tau2's ticks; interrupted: agent turns the runner "
-                        "logged [INTERRUPTED] (latency's count), which the segments need not show"))
+                   note=VOICE_PANEL.note))
 
 
 @command

@@ -1,12 +1,15 @@
-"""The presentation floor: the API's typed answers made into what a person reads. One scenario's
-explanation (the model, its text for ``scorelake show`` and its HTML for the viewer), the runner's
+"""The presentation floor: the API's typed answers and the declarations made into what a person
+reads. The panels (``_panels``: each face lays out the same spec), one scenario's explanation (the
+model, its text for ``scorelake show`` and its HTML for the viewer), the runner's
 ``all_summary.txt`` byte for byte, and the self-contained report. The command line, the viewer and
 the report draw from here; nothing here reads the warehouse."""
 
 from scorelake.present._explain import Checks, Explanation, Moment, PlacedCall, explain, explain_text, mark
 from scorelake.present._explain_html import explain_html
+from scorelake.present._panels import CAUSE_DOCS, MIN_EVENTS, VOICE_PANEL, Panel, cause_counts, shown
 from scorelake.present._report import render_report
 from scorelake.present._summary import render_summary
 
-__all__ = ["Checks", "Explanation", "Moment", "PlacedCall", "explain", "explain_html", "explain_text", "mark",
-           "render_report", "render_summary"]
+__all__ = ["CAUSE_DOCS", "MIN_EVENTS", "VOICE_PANEL", "Checks", "Explanation", "Moment", "Panel", "PlacedCall",
+           "cause_counts", "explain", "explain_html", "explain_text", "mark", "render_report", "render_summary",
+           "shown"]

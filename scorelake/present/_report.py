@@ -13,8 +13,8 @@ from typing import Any
 import polars as pl
 
 from scorelake.present._explain_html import explain_html
+from scorelake.present._panels import CAUSE_DOCS, DASH, VOICE_PANEL, shown
 from scorelake.transforms.analysis import Comparison, delta_text
-from scorelake.transforms.columns import CAUSE_NAMES
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
 # ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.
@@ -211,14 +211,6 @@ def _latency_html(latency: pl.DataFrame) -> str:
             "the dot the slowest exchange (hollow at the top edge when off the scale).</p><div id='latency-charts'></div>")
 
 
-# The voice charts, one a metric across runs: (title, column, how a value reads)
-VOICE_CHARTS = (("WER of what the agent heard", "user_to_agent_wer", "{:.1%}"),
-                ("WER of what the user heard", "agent_to_user_wer", "{:.1%}"),
-                ("overlap of speech a scenario (s)", "overlap_s", "{:.2f}"),
-                ("user turns answered", "response_rate", "{:.1%}"),
-                ("agent's share of the talk", "agent_talk_ratio", "{:.1%}"))
-
-
 def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
     """Each voice metric across runs as bars drawn on the server (a run's number under its bar), and
     the failed scenarios of each run by cause."""
@@ -226,25 +218,29 @@ def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
         return "<p class='note'>No run records speech to measure.</p>"
     rows = sorted(voice.iter_rows(named=True), key=lambda r: order.index(r["run_id"]))
     charts = []
-    for title, column, shown in VOICE_CHARTS:
-        values = [r[column] for r in rows]
-        top = max((v for v in values if v is not None), default=0) or 1
+    for metric in VOICE_PANEL.metrics:  # a value below MIN_EVENTS events reads as a dash, with no bar
+        said = [shown(r, metric) for r in rows]
+        values = [r[metric.name] if text not in ("", DASH) else None for r, text in zip(rows, said)]
+        top = max((abs(v) for v in values if v is not None), default=0) or 1
         bars = "".join(
-            f"<g><rect x='{8 + i * 56}' y='{98 - v / top * 80:.1f}' width='40' height='{v / top * 80:.1f}' "
-            f"fill='#4a7bd0'><title>#{i + 1} {html.escape(r['run_id'])}: {shown.format(v)}</title></rect>"
+            f"<g><rect x='{8 + i * 56}' y='{98 - abs(v) / top * 80:.1f}' width='40' height='{abs(v) / top * 80:.1f}' "
+            f"fill='#4a7bd0'><title>#{i + 1} {html.escape(r['run_id'])}: {text}</title></rect>"
             f"<text x='{28 + i * 56}' y='112' font-size='10' text-anchor='middle'>#{i + 1}</text>"
-            f"<text x='{28 + i * 56}' y='{94 - v / top * 80:.1f}' font-size='9' text-anchor='middle'>"
-            f"{shown.format(v)}</text></g>" if v is not None else ""
-            for i, (r, v) in enumerate(zip(rows, values)))
-        charts.append(f"<figure class='voice-chart' data-metric='{column}'><figcaption>{title}</figcaption>"
+            f"<text x='{28 + i * 56}' y='{94 - abs(v) / top * 80:.1f}' font-size='9' text-anchor='middle'>"
+            f"{text}</text></g>" if v is not None else
+            (f"<text x='{28 + i * 56}' y='94' font-size='9' text-anchor='middle'>{text}</text>" if text else "")
+            for i, (r, v, text) in enumerate(zip(rows, values, said)))
+        charts.append(f"<figure class='voice-chart' data-metric='{metric.name}' title='{html.escape(metric.doc)}'>"
+                      f"<figcaption>{html.escape(metric.label)}</figcaption>"
                       f"<svg viewBox='0 0 {16 + 56 * len(rows)} 116' width='{16 + 56 * len(rows)}' height='116'>"
                       f"{bars}</svg></figure>")
     causes = "".join(
         f"<tr><td>{html.escape(r['run_id'])}</td><td class=num>{r['failed']}</td>"
-        + "".join(f"<td class=num>{r['failed_' + c] or ''}</td>" for c in CAUSE_NAMES) + "</tr>" for r in rows)
-    return ("<p class='note'>Per run, the whole run (see the README's \"Voice\"); runs numbered as above.</p>"
+        + "".join(f"<td class=num>{r['failed_' + c] or ''}</td>" for c, _ in CAUSE_DOCS) + "</tr>" for r in rows)
+    return ("<p class='note'>Per run, the whole run (see the README's \"Voice\"); runs numbered as above. "
+            f"{html.escape(VOICE_PANEL.note)}</p>"
             f"<div id='voice-charts'>{''.join(charts)}</div><table id='failure-causes'><tr><th>run</th><th>failed</th>"
-            + "".join(f"<th>{c}</th>" for c in CAUSE_NAMES) + f"</tr>{causes}</table>")
+            + "".join(f"<th title='{html.escape(doc)}'>{c}</th>" for c, doc in CAUSE_DOCS) + f"</tr>{causes}</table>")
 
 
 def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,

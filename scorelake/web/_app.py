@@ -192,7 +192,8 @@ class Viewer:
         audio = (f"/runs/{pages.segment(run_id)}/audio/{pages.segment(name)}"
                  if self.wh.recording(run_id, name) else None)
         return pages.scenario_page(explain(evidence, limit=2000), run_id, policy,
-                                   voice_section(self.wh.voice_of(run_id, name), audio), forms,
+                                   voice_section(self.wh.voice_of(run_id, name), self.wh.speech_timeline(run_id, name),
+                                                 audio), forms,
                                    request.query_params.get("saved"))
 
     def audio(self, request: Request) -> Response:

@@ -37,6 +37,7 @@ from scorelake.transforms.voice._speech import (
     tick_segments,
     union,
 )
+from scorelake.transforms.voice._timeline import LONG_SILENCE_S, speech_timeline
 from scorelake.transforms.voice._turns import response_events, segment_frame, turn_taking
 
 
@@ -92,6 +93,7 @@ __all__ = [
     "TURN_FAULTS",
     "AGENT",
     "LONG_SEGMENT_S",
+    "LONG_SILENCE_S",
     "AudioUnreadable",
     "CALL_ENDS",
     "EFFECT",
@@ -112,6 +114,7 @@ __all__ = [
     "segment_frame",
     "segments_of",
     "speech_activity",
+    "speech_timeline",
     "tick_segments",
     "turn_taking",
     "union",
