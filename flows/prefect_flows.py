@@ -29,10 +29,11 @@ from scorelake.flows.flow_bodies import (
     score_runs_job,
 )
 from scorelake.judge_client import RetryPolicy
+from scorelake.pipeline import BatchResult
+from scorelake.present import gate_summary
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.pipeline import BatchResult, gate_summary
-from scorelake.transforms.sources import IngestedRuns
 from scorelake.transforms.results import IngestResult, RefreshResult, RejudgeResult, RescoreResult
+from scorelake.transforms.sources import IngestedRuns
 
 TASK_RUNNERS = ("auto", "threads", "processes", "dask")
 

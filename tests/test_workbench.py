@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
-from scorelake.pipeline import listed, regression_text
+from scorelake.present import listed, regression_text
 from tests.conftest import BASELINE, CONFORMANCE
 
 runner = CliRunner()

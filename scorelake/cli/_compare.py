@@ -24,8 +24,7 @@ def _mdd(value: float | None) -> str:
 def _show(c, policy: str) -> None:
     """A comparison as people read it: the table, the flips, what was not compared and why (each
     list cut at its first 20 names)."""
-    from scorelake.transforms.analysis import delta_text
-    from scorelake.pipeline import listed
+    from scorelake.present import delta_text, listed
 
     headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI", "change", "p", "detectable"]
     cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
@@ -140,7 +139,7 @@ def gate(
         print_json(result.as_json())
     elif fmt is Format.table:
         _show(result.comparison, policy)
-    from scorelake.pipeline import regression_text
+    from scorelake.present import regression_text
 
     for r in result.regressions:
         err().print(wrapped(f"[red]regressed[/] {regression_text(r, result.broken.get(r['domain'], []), ALL)}"),

@@ -47,8 +47,7 @@ def show(
     Example: scorelake show eval_20260904_080000 qa__telephone_inventor
     """
     from scorelake.cli._terminal import terminal_width, visible
-    from scorelake.present import explain_html
-    from scorelake.present import explain, explain_text
+    from scorelake.present import explain, explain_html, explain_text
 
     wh = scorelake.open(warehouse, as_of)
     if grep is not None:

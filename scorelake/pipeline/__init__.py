@@ -6,8 +6,7 @@ reading sessions is ``scorelake.transforms.sources``'s."""
 
 from scorelake.pipeline._alerts import Delivery, deliver
 from scorelake.pipeline._check import verify
-from scorelake.pipeline._gate import alert, comparison, gate, listed, previous_runs, regression_text
-from scorelake.pipeline._gate import summary as gate_summary
+from scorelake.pipeline._gate import alert, comparison, gate, previous_runs
 from scorelake.pipeline._ingest import IngestPlan, commit_ingested, group_runs, plan_ingest, record_refusals
 from scorelake.pipeline._judgements import (
     COMMIT_LOCK_WAIT_S,
@@ -46,9 +45,9 @@ __all__ = [
     "JudgementCommitter", "RejudgePlan", "Review", "alert", "api_key_from", "check_policy", "check_reviews",
     "check_whitelisted_domains", "commit_ingested", "commit_judgements", "commit_majority",
     "commit_orphaned_journals", "comparison", "define_judge", "deliver", "describe_reviews", "find_judge",
-    "find_policy", "forget_judge", "gate", "gate_summary", "group_runs", "judge_batch", "judged_by",
-    "keep_majority_of_policies", "listed", "migrate", "plan_ingest", "plan_rejudge", "policies_using",
+    "find_policy", "forget_judge", "gate", "group_runs", "judge_batch", "judged_by",
+    "keep_majority_of_policies", "migrate", "plan_ingest", "plan_rejudge", "policies_using",
     "prepare_for_writing", "previous_runs", "read_review_file", "record_refusals", "recorded_judgements",
-    "regression_text", "require_judged", "rescore", "ruled_reviews", "save_judge", "save_policy", "score_runs",
+    "require_judged", "rescore", "ruled_reviews", "save_judge", "save_policy", "score_runs",
     "stored_judges", "stored_policies", "store_reviews", "twin_judgements", "undecided", "verify",
 ]

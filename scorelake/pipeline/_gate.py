@@ -8,6 +8,7 @@ from typing import Sequence
 import duckdb
 import polars as pl
 
+from scorelake.present import gate_summary
 from scorelake.storage import Store
 from scorelake.transforms.analysis import Comparison, check_alpha, compare
 from scorelake.transforms.errors import InvalidArgument, check_range
@@ -83,38 +84,6 @@ def previous_runs(store: Store, run_ids: Sequence[str]) -> list[tuple[str, str]]
     return pairs
 
 
-def summary(result: GateResult) -> str:
-    """A gate's result in a few lines (a webhook's text, a Prefect artifact)."""
-    c = result.comparison
-    lines = [f"scorelake gate {c.run_a} -> {c.run_b}: {'passed' if result.passed else 'REGRESSED'}"]
-    lines += [f"- {regression_text(r, result.broken.get(r['domain'], []))}" for r in result.regressions]
-    return "\n".join(lines)
-
-
-LISTED = 20  # names a line lists before "... and N more"
-
-
-def listed(names: list[str], limit: int = LISTED, more: str = "") -> str:
-    """``names`` joined, the first ``limit`` of them and then how many more (``more``: where the rest are)."""
-    shown = ", ".join(names[:limit])
-    return shown + (f" ... and {len(names) - limit} more{more}" if len(names) > limit else "")
-
-
-def regression_text(r: dict, broken: list[str], more: str = "") -> str:
-    """One regression of a gate, in words (its broken scenarios: the first ``LISTED``)."""
-    if r.get("label") == "slower":
-        return f"{r['domain']}: p95 latency {r['p95_a_ms']:.0f} -> {r['p95_b_ms']:.0f} ms (+{r['p95_rise_ms']:.0f} ms)"
-    if r.get("label") == "overlap":
-        return (f"{r['domain']}: overlap of speech {r['overlap_a_s']:.2f} -> {r['overlap_b_s']:.2f} s a scenario "
-                f"(+{r['overlap_rise_s']:.2f} s)")
-    if r.get("label") == "wer":
-        return (f"{r['domain']}: WER of what the agent heard {r['wer_a'] * 100:.1f}% -> {r['wer_b'] * 100:.1f}% "
-                f"(+{r['wer_rise_pts']:.1f} pts over {r['words_a']} and {r['words_b']} words; user turns never heard "
-                f"{r['missing_a']} -> {r['missing_b']})")
-    return (f"{r['domain']}: {r['delta'] * 100:+.1f} pts (p = {r['p_value']:.3g})"
-            + (f"; broken: {listed(broken, more=more)}" if broken else ""))
-
-
 def alert(result: GateResult) -> dict:
     """A gate's result as a Slack-compatible incoming webhook's payload (``text``, and the details)."""
-    return {"text": summary(result), "gate": result.as_json()}
+    return {"text": gate_summary(result), "gate": result.as_json()}

@@ -13,8 +13,9 @@ from typing import Any
 import polars as pl
 
 from scorelake.present._explain_html import explain_html
+from scorelake.present._gate import delta_text
 from scorelake.present._panels import CAUSE_DOCS, DASH, VOICE_PANEL, shown
-from scorelake.transforms.analysis import Comparison, delta_text
+from scorelake.transforms.analysis import Comparison
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
 # ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.

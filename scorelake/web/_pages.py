@@ -12,10 +12,8 @@ from urllib.parse import quote, urlencode
 
 import polars as pl
 
-from scorelake.present import explain_html
+from scorelake.present import Explanation, explain_html, listed
 from scorelake.transforms.names import REVIEW_PICKS, SIGNALS
-from scorelake.pipeline import listed
-from scorelake.present import Explanation
 from scorelake.transforms.results import StandingReview
 
 STYLE = """

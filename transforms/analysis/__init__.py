@@ -6,7 +6,6 @@ from scorelake.transforms.analysis._compare import (
     Comparison,
     check_alpha,
     compare,
-    delta_text,
     label,
     with_change_labels,
 )
@@ -29,6 +28,6 @@ from scorelake.transforms.analysis._stats import (
 )
 
 __all__ = ["HUMAN", "Comparison", "Corrected", "JudgeComparison", "LabelPlan", "Labels", "McNemar", "Sweep", "check_alpha",
-           "cohen_kappa", "compare", "compare_judges", "delta_text", "is_people", "krippendorff_alpha", "label",
+           "cohen_kappa", "compare", "compare_judges", "is_people", "krippendorff_alpha", "label",
            "mcnemar_exact", "minimum_detectable_difference", "newcombe_interval", "pairs_for_width", "plan_labels", "rogan_gladen", "threshold_sweep",
            "with_calibration", "with_change_labels"]

@@ -83,14 +83,6 @@ class Comparison:
                               pl.when(whole).then(self.mcnemar.p_value).alias("mcnemar_p_value")))
 
 
-def delta_text(row: dict, missing: str) -> tuple[str, str]:
-    """A ``deltas`` row's change in points and its 95% interval, as shown to a person."""
-    if row["delta"] is None:
-        return missing, missing
-    return (f"{row['delta'] * 100:+.1f} pts",
-            f"[{row['delta_ci_low'] * 100:+.1f}, {row['delta_ci_high'] * 100:+.1f}]")
-
-
 def label(broken: int, fixed: int, p_value: float, alpha: float) -> str:
     """What the paired verdicts say of a change: regressed or improved only beyond the noise."""
     if broken == fixed == 0:
