@@ -14,6 +14,9 @@ import pytest
 from tests.ground_truth import REPO, shared_root  # noqa: F401 (REPO: the tests take it from here)
 
 SHARED = shared_root()
+# Output not to a terminal has no width to fit (cli/_terminal.py), and the tests read it so: the fast
+# loop's workers (pytest-xdist) would otherwise inherit the COLUMNS=80 xdist sets, and wrap it.
+os.environ.pop("COLUMNS", None)
 CONFORMANCE = SHARED / "conformance" / "runs"
 BASELINE = "eval_20260904_080000"
 

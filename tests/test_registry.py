@@ -79,3 +79,39 @@ def test_every_voice_metric_reaches_its_views_and_the_panel(wh):
         assert not metric.rollup or metric.name in per_run, metric.name
         assert not metric.events or metric.events in per_run, metric.name
     assert [m.name for m in VOICE_PANEL.metrics] == [m.name for m in VOICE_METRICS if m.label]
+
+
+def _read_by(body: str) -> set[str]:
+    """The relations a statement reads, from DuckDB's parse of it (its CTEs aside)."""
+    import json
+
+    import duckdb
+
+    tree = json.loads(duckdb.connect().execute("SELECT json_serialize_sql(?)", [body]).fetchone()[0])
+    assert not tree.get("error"), tree
+    tables, ctes = set(), set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "BASE_TABLE":
+                tables.add(node["table_name"])
+            ctes.update(entry["key"] for entry in node.get("cte_map", {}).get("map", []))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(tree)
+    return tables - ctes
+
+
+def test_every_view_names_the_views_it_reads_and_no_other():
+    """A view file's ``-- depends on:`` line (the order views are created in) is what its body reads
+    (a column named like a view, ``turns`` or ``reviews``, is no dependency)."""
+    from scorelake.storage._views import SQL_LAYERS, sql_files, view_dependencies
+
+    views = {stem: text for layer in SQL_LAYERS for stem, text in sql_files(layer)}
+    for name, text in views.items():
+        body = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: f"delta_{m.group(1)}", text.strip().removesuffix(";"))
+        assert sorted(view_dependencies(text)) == sorted(r for r in _read_by(body) if r in views), name

@@ -153,6 +153,13 @@ def sql_files(folder: str) -> tuple[tuple[str, str], ...]:
                  for f in sorted(found, key=lambda f: f.name))
 
 
+def view_dependencies(text: str) -> list[str]:
+    """The views a view file says it reads: its first line's ``-- depends on: a, b`` (none without)."""
+    first = text.lstrip().split("\n", 1)[0]
+    found = re.fullmatch(r"--\s*depends on:\s*(.*)", first.strip())
+    return [name.strip() for name in found.group(1).split(",") if name.strip()] if found else []
+
+
 class Views:
     """The DuckDB views over the tables: the view database of a local warehouse, or views bound in
     memory (object storage, ``--as-of``), and the connections that read them under ``limits``."""
@@ -164,7 +171,9 @@ class Views:
         """(name, statement): ``sql/macros/*.sql`` as written, then a CREATE VIEW per view file, its
         ``{{ table }}`` placeholders naming the relation ``delta_<table>`` (see ``table_views``).
 
-        Views are ordered so that each comes after the views its body names.
+        Views are ordered so that each comes after the views it depends on, as its file's first line
+        names them (``-- depends on: a, b``; ``tests/test_registry.py`` holds that line to what the
+        body reads, from DuckDB's parse of it).
         """
         statements = list(sql_files("macros"))
         bodies = {}
@@ -172,9 +181,10 @@ class Views:
             for stem, text in sql_files(layer):
                 body = re.sub(r";\s*$", "", text.strip())
                 bodies[stem] = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: f"delta_{m.group(1)}", body)
-        # the names a body uses, its comments aside (a comment naming a view is no dependency)
-        words = {name: set(re.findall(r"\w+", re.sub(r"--[^\n]*", "", body))) for name, body in bodies.items()}
-        names = {name: [other for other in bodies if other != name and other in words[name]] for name in bodies}
+        names = {name: view_dependencies(body) for name, body in bodies.items()}
+        for name, needed in names.items():
+            if unknown := [other for other in needed if other not in bodies]:
+                raise ValueError(f"sql view {name} depends on {', '.join(unknown)}: no such view")
         done: set[str] = set()
 
         def add(name: str, trail: tuple[str, ...] = ()) -> None:

@@ -1,3 +1,4 @@
+-- depends on: stg_policies, stg_rate_counts
 -- Every rate of a run and policy, per domain bucket and over the whole run (domain = '(all)'),
 -- each with its runner denominator and a Wilson 95% interval, added up from rate_counts (where
 -- stalled scenarios are already failures in the composite and task rates and skipped in every

@@ -1,3 +1,4 @@
+-- depends on: stg_policies, stg_runs, stg_scenarios, stg_scores
 -- One row per run x scenario x policy: the recomputed verdicts next to the scenario's facts.
 -- is_successful / is_task_successful are NULL where upstream writes "N/A" / omits the key.
 SELECT

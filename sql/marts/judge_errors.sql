@@ -1,3 +1,4 @@
+-- depends on: judgements, scenario_scores
 -- Scenarios whose LLM judge failed (upstream's "Error: ..." reason: the endpoint down or a reply it
 -- could not parse) per policy, the policy's judge's judgement, and whether the judge is all that failed them:
 -- `judge_only` when every failed signal is the judge's (judge_passed, nl_assertion) and the

@@ -1,3 +1,4 @@
+-- depends on: stg_judge_inputs, stg_judgements, stg_verdicts
 -- Each judge's verdict on each NL assertion of a scenario (normalised as upstream: exactly one per
 -- assertion, in numbered order), for the recorded judge and every judge `scorelake rejudge` asked.
 SELECT 'recorded' AS judge, run_id, scenario_name, ordinal AS assertion_index, label AS assertion, passed,

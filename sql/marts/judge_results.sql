@@ -1,3 +1,4 @@
+-- depends on: stg_judge_results
 -- The LLM judge's own result per scenario (judge_result.json): score, reason, `errored` when the
 -- judge failed rather than the agent (upstream scored it 0.0 all the same), and every extra key it
 -- returned (extra_json: confidence, deductions, ...).

@@ -1,3 +1,4 @@
+-- depends on: stg_judge_inputs, stg_judgements, stg_scenarios
 -- Per repeated judge (`rejudge --repeat K`: its asks are the judges NAME#1 .. NAME#K), run and
 -- scenario: how often the same judge, asked again, says otherwise. An ask passes where its score
 -- reaches the scenario's own threshold (a NaN score fails, as upstream compares it; a judge error

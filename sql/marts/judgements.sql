@@ -1,3 +1,4 @@
+-- depends on: stg_judge_inputs, stg_judge_results, stg_judgements, stg_scenarios
 -- Every judge's judgement per scenario of the committed runs: the built-in judge `recorded` (the
 -- runs' own judge_result.json) and each judge `scorelake rejudge` asked, of the judge input stored
 -- now. `judge_error`: the judge failed (upstream's "Error: ..." reason, scored 0.0), not the agent.

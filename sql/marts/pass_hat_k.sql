@@ -1,3 +1,4 @@
+-- depends on: scenario_scores
 -- tau2's pass^k per run group (the runs that are trials of one system), domain and policy:
 -- the mean over tasks of C(c, k) / C(n, k), for k = 1 .. the smallest number of trials of any
 -- task (a factor c - i reaches 0 when c < k, so the product is C(c, k) / C(n, k) exactly).

@@ -1,3 +1,4 @@
+-- depends on: reviews
 -- The keys (run, scenario, signal, assertion) whose reviewers' standing verdicts differ: who said
 -- pass, who said fail. The review queue's "reviewers disagree" pick, and where an adjudicator decides.
 SELECT run_id, scenario_name, any_value(domain) AS domain, signal, assertion,

@@ -1,3 +1,4 @@
+-- depends on: stg_reviews, stg_scenarios
 -- Every review ever made, with the scenario's domain and whether the row is its reviewer's verdict
 -- that stands for its key (run, scenario, signal, assertion): the reviewer's latest row of the key,
 -- unless that is a withdrawal (a reviewer's later review supersedes only their own).

@@ -1,3 +1,4 @@
+-- depends on: scenario_scores
 -- tau2 simulations whose own reward disagrees with the reward recomputed from their checks
 -- (product over the reward basis, gated on a normal end), or whose basis names a check the
 -- simulation does not record. Scored under the runs' own flags (the `recorded` policy).

@@ -1,3 +1,4 @@
+-- depends on: scenario_scores, stg_runs
 -- Each run against the run before it in its group (session order), under each policy, per domain
 -- and the whole run ('(all)'), paired as `compare` pairs: the scenarios both ran with the same
 -- definition and both gave a verdict. `broken`: passed before, failed now; `fixed`: the reverse.

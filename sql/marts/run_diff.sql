@@ -1,3 +1,4 @@
+-- depends on: scenario_scores
 -- Two runs side by side, scenario by scenario, under the same policy: each signal's verdict and
 -- the composite before (_a) and after (_b), and whether it flipped. Filter on run_a and run_b.
 -- Rate signals appear as their pass verdict (rate = 1). `flip` is 'fixed' (False -> True) or

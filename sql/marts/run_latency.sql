@@ -1,3 +1,4 @@
+-- depends on: scenario_latency
 -- Per run and domain, and the whole run (`domain = '(all)'`): the response latencies of its
 -- scenarios pooled and sorted, with the runner's percentiles (index int(n * q); the whole run's p50
 -- and p95 are all_summary.txt's Overall Latency Statistics), the first responses' median, interrupted

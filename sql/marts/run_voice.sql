@@ -1,3 +1,4 @@
+-- depends on: scenario_failure_causes, scenario_latency, scenario_voice
 -- Per run and domain, and the whole run (`domain = '(all)'`): the voice panel pooled over its
 -- scenarios (README, "Voice"). A rate is pooled over its events (responses / user turns, yields /
 -- interruptions, word errors / reference words), each stored with that event count; a duration is

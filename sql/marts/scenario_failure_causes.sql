@@ -1,3 +1,4 @@
+-- depends on: judge_errors, scenario_scores, scenario_voice, stg_verdicts
 -- Per failed scenario and policy: every cause that holds (`failure_causes`, in the declared order),
 -- the first of them its primary cause (`failure_cause`) with its evidence, and each one's evidence
 -- (`causes_evidence`). The causes, their conditions and their order are declared once, in

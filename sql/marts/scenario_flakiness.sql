@@ -1,3 +1,4 @@
+-- depends on: scenario_scores
 -- How steady each task's composite verdict is across the comparable runs of its group, under each
 -- policy: every verdict it got there (each run of the group, and each trial within a run), in
 -- session order, while its definition stayed the same (a changed definition starts a new series).

@@ -1,3 +1,4 @@
+-- depends on: stg_judgements, stg_runs, stg_scenarios, stg_turns
 -- Per run and scenario: the agent's response latencies (metrics.json latencies: from the user's last
 -- audio frame to the agent's first; `exchanges` measured) as the runner computes its percentiles
 -- (sorted values, index int(n * q), no interpolation: p50 and p95 equal all_summary.txt's), the

@@ -1,3 +1,4 @@
+-- depends on: scenario_scores, stg_judge_inputs, stg_judges, stg_runs
 -- What each scenario was graded against, per run and policy (lineage): its definition (the hash,
 -- and each part's own hash as JSON), the judge whose verdicts it took (the policy's judge, or the
 -- runs' own: `recorded`) with that judge's model (a rejudge judge's own, else the run's

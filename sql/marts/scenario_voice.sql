@@ -1,3 +1,4 @@
+-- depends on: stg_scenarios, stg_voice
 -- One row per run and scenario: the voice panel (README, "Voice"). Turn-taking from
 -- conversation_log.seglst.json (NULL where the file is absent or holds no segment, never zero), each
 -- direction's word error rate from the two bots' LLM contexts (NULL where a context is empty or

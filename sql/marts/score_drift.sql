@@ -1,3 +1,4 @@
+-- depends on: scenario_scores
 -- Audit: every voice-agent scenario where the verdict upstream stored in metrics.json differs from
 -- the one scorelake recomputes under the run's own flags (the "recorded" policy), one row per signal.
 -- Values are shown as text, the way the runner prints them (True / False / N/A, rates as numbers).

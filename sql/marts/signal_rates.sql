@@ -1,3 +1,4 @@
+-- depends on: rate_rollup
 -- Per run and policy, one row per signal: its pass rate over its own denominator and unit
 -- (scenarios, predicates or assertions) with a Wilson 95% interval. Stalled scenarios are skipped,
 -- as in all_summary.txt; a signal no scenario of the run had is absent, as its summary line is

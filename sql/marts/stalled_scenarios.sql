@@ -1,3 +1,4 @@
+-- depends on: scenario_scores
 -- Scenarios whose agent answered fewer than min_agent_turns times: counted as failures in the
 -- composite and task rates, skipped in every per-signal rate.
 SELECT

@@ -1,3 +1,4 @@
+-- depends on: stg_tool_calls
 -- Every tool call of every scenario, in order, with its arguments and what the tool returned:
 -- bot_logs_agent/ and bot_logs_user/ llm_context.json (side agent / user), or a simulation's messages.
 -- `replies_to_turn`: the other party's turn it answers (its place in the transcript).

@@ -1,3 +1,4 @@
+-- depends on: stg_runs
 -- The judge_inputs table (what each scenario's judge was asked: judge_result.json's judge_input),
 -- restricted to each run's committed generation, each row with its system prompt: stored once per
 -- distinct prompt in judge_prompts (rows ingested before that hold their own).

@@ -1,3 +1,4 @@
+-- depends on: stg_runs
 -- The judge_results table (evidence), restricted to each run's committed generation.
 SELECT t.*
 FROM {{ judge_results }} AS t

@@ -1,3 +1,4 @@
+-- depends on: stg_runs
 -- The quarantine table, restricted to each run's committed generation: rows of older or half-written
 -- ingests stay invisible, so readers never see a mix of two ingests.
 SELECT t.*

@@ -1,3 +1,4 @@
+-- depends on: stg_policies, stg_runs
 -- The rate_counts table (sums of the scores per run, policy and domain), restricted like
 -- stg_scores to each run's committed generation and to stored policies.
 SELECT t.*

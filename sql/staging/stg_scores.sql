@@ -1,3 +1,4 @@
+-- depends on: stg_policies, stg_runs
 -- The scores table, restricted to each run's committed generation and to stored policies (a
 -- policy is stored once all its scores are written, so a new policy appears whole).
 SELECT t.*

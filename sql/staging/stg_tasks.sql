@@ -1,3 +1,4 @@
+-- depends on: stg_runs
 -- The tasks table (what each scenario asked of the agent: the simulated user's goal and
 -- instructions), restricted to each run's committed generation, each row with its instructions:
 -- stored once per distinct text in task_instructions (rows ingested before that hold their own).

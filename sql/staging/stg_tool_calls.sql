@@ -1,3 +1,4 @@
+-- depends on: stg_runs
 -- The tool_calls table (evidence), restricted to each run's committed generation.
 SELECT t.*
 FROM {{ tool_calls }} AS t

@@ -1,3 +1,4 @@
+-- depends on: stg_runs
 -- The turns table (evidence), restricted to each run's committed generation.
 SELECT t.*
 FROM {{ turns }} AS t

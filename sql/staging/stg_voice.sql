@@ -1,3 +1,4 @@
+-- depends on: stg_runs
 -- The voice table (per scenario: turn-taking from its speech segments, what each side heard),
 -- restricted to each run's committed generation.
 SELECT v.*
