@@ -38,6 +38,7 @@ from scorelake.transforms.results import (
     JudgeInput,
     Judgement,
     Refusal,
+    Regression,
     Regrouped,
     RejudgeResult,
     RescoreResult,
@@ -64,6 +65,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["CheckResult", "ClusterFailed", "Evidence", "GateResult", "IngestResult", "InvalidArgument",
            "ItemVerdict", "JudgeInput", "JudgeRefused", "JudgeUnavailable", "Judgement", "NotFound", "NothingFound",
-           "Refusal", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScorelakeError",
-           "SessionReport", "StandingReview", "Task", "ToolCall", "Turn", "Warehouse", "WarehouseBusy",
-           "WarehouseMissing", "__version__", "open"]
+           "Refusal", "Regression", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScorelakeError",
+           "SessionReport", "SpeechTimeline", "StandingReview", "Task", "ToolCall", "Turn", "Warehouse",
+           "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

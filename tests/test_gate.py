@@ -73,7 +73,7 @@ def test_the_gate_fails_a_significant_regression_with_exit_3_and_names_what_brok
     assert done.exit_code == 3, done.output
     assert "regressed (all)" in done.output and "gate: failed" in done.output
     result = copies.gate(MIXED, COPY)
-    assert not result.passed and {r["domain"] for r in result.regressions} >= {"(all)"}
+    assert not result.passed and {r.domain for r in result.regressions} >= {"(all)"}
     loose = copies.gate(MIXED, COPY, max_drop=99)  # a drop within the limit passes
     assert loose.passed
     assert runner.invoke(app, ["gate", MIXED, MIXED, "-w", copies.location]).exit_code == 0  # itself passes

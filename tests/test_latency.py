@@ -114,7 +114,7 @@ def test_compare_history_and_the_gate_read_the_latency(wh):
     assert round(row["p95_ms"], 1) == overall(a)["P95"]
     rise = whole["p95_b_ms"] - whole["p95_a_ms"]
     strict = wh.gate(a, b, max_drop=100, max_p95_rise=min(rise, 0) - 1 if rise <= 0 else rise - 1)
-    assert not strict.passed and any(r["label"] == "slower" for r in strict.regressions)
+    assert not strict.passed and any(r.kind == "slower" for r in strict.regressions)
     assert wh.gate(a, b, max_drop=100, max_p95_rise=abs(rise) + 10**6).passed
 
 

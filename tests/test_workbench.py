@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 import scorelake
 from scorelake.cli import app
 from scorelake.present import listed, regression_text
+from scorelake.transforms.results import Regression
 from tests.conftest import BASELINE, CONFORMANCE
 
 runner = CliRunner()
@@ -30,8 +31,8 @@ def test_a_long_list_is_cut_at_twenty_with_how_many_more():
     assert said.startswith("scenario_00, ") and "scenario_19" in said and "scenario_20" not in said
     assert said.endswith("... and 5 more (--format json for all)")
     assert listed(names[:20]) == ", ".join(names[:20])
-    row = {"domain": "qa", "delta": -0.5, "p_value": 0.01}
-    assert regression_text(row, names).endswith("... and 5 more")
+    row = {"domain": "qa", "label": "regressed", "delta": -0.5, "p_value": 0.01}
+    assert regression_text(Regression("qa", "regressed", row), names).endswith("... and 5 more")
 
 
 def test_cost_says_which_priced_side_has_no_tokens_and_the_unit(wh):

@@ -142,7 +142,7 @@ def gate(
     from scorelake.present import regression_text
 
     for r in result.regressions:
-        err().print(wrapped(f"[red]regressed[/] {regression_text(r, result.broken.get(r['domain'], []), ALL)}"),
+        err().print(wrapped(f"[red]regressed[/] {regression_text(r, result.broken.get(r.domain, []), ALL)}"),
                     highlight=False)
     err().print("gate: " + ("passed" if result.passed else f"failed ({len(result.regressions)} regressions)"),
                 highlight=False)

@@ -12,7 +12,7 @@ from scorelake.present import gate_summary
 from scorelake.storage import Store
 from scorelake.transforms.analysis import Comparison, check_alpha, compare
 from scorelake.transforms.errors import InvalidArgument, check_range
-from scorelake.transforms.results import GateResult
+from scorelake.transforms.results import GateResult, Regression
 
 
 def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, policy_id: str,
@@ -65,7 +65,8 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
             regressions += [{"domain": r["domain"], "label": label, **r} for r in compared.voice.iter_rows(named=True)
                             if r["domain"] in watched and r[rise] is not None and r[rise] > limit
                             and (label != "wer" or min(r["words_a"], r["words_b"]) >= MIN_WER_WORDS)]
-    return GateResult(not regressions, regressions, broken, compared)
+    return GateResult(not regressions, [Regression(r["domain"], r["label"], r) for r in regressions], broken,
+                      compared)
 
 
 def previous_runs(store: Store, run_ids: Sequence[str]) -> list[tuple[str, str]]:

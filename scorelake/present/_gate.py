@@ -3,7 +3,7 @@ text and a Prefect artifact."""
 
 from __future__ import annotations
 
-from scorelake.transforms.results import GateResult
+from scorelake.transforms.results import GateResult, Regression
 
 
 def delta_text(row: dict, missing: str) -> tuple[str, str]:
@@ -18,7 +18,7 @@ def gate_summary(result: GateResult) -> str:
     """A gate's result in a few lines (a webhook's text, a Prefect artifact)."""
     c = result.comparison
     lines = [f"scorelake gate {c.run_a} -> {c.run_b}: {'passed' if result.passed else 'REGRESSED'}"]
-    lines += [f"- {regression_text(r, result.broken.get(r['domain'], []))}" for r in result.regressions]
+    lines += [f"- {regression_text(r, result.broken.get(r.domain, []))}" for r in result.regressions]
     return "\n".join(lines)
 
 
@@ -31,14 +31,15 @@ def listed(names: list[str], limit: int = LISTED, more: str = "") -> str:
     return shown + (f" ... and {len(names) - limit} more{more}" if len(names) > limit else "")
 
 
-def regression_text(r: dict, broken: list[str], more: str = "") -> str:
+def regression_text(regression: Regression, broken: list[str], more: str = "") -> str:
     """One regression of a gate, in words (its broken scenarios: the first ``LISTED``)."""
-    if r.get("label") == "slower":
+    r = regression.figures
+    if regression.kind == "slower":
         return f"{r['domain']}: p95 latency {r['p95_a_ms']:.0f} -> {r['p95_b_ms']:.0f} ms (+{r['p95_rise_ms']:.0f} ms)"
-    if r.get("label") == "overlap":
+    if regression.kind == "overlap":
         return (f"{r['domain']}: overlap of speech {r['overlap_a_s']:.2f} -> {r['overlap_b_s']:.2f} s a scenario "
                 f"(+{r['overlap_rise_s']:.2f} s)")
-    if r.get("label") == "wer":
+    if regression.kind == "wer":
         return (f"{r['domain']}: WER of what the agent heard {r['wer_a'] * 100:.1f}% -> {r['wer_b'] * 100:.1f}% "
                 f"(+{r['wer_rise_pts']:.1f} pts over {r['words_a']} and {r['words_b']} words; user turns never heard "
                 f"{r['missing_a']} -> {r['missing_b']})")
