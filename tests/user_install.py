@@ -94,6 +94,9 @@ def install(root: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check"]
     dist = root / "dist"
+    # setuptools' scratch folder keeps the modules of an earlier build, moved or deleted since, and
+    # puts them in the wheel (a stale scorelake/html/ once failed here): built afresh, as a clone is
+    shutil.rmtree(REPO / "build", ignore_errors=True)
     if not _pip_said(subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(REPO)],
                                     capture_output=True, text=True), "pip wheel"):
         raise SystemExit("user install: the wheel could not be built (pip's words above)")
