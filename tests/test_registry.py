@@ -81,6 +81,13 @@ def test_every_voice_metric_reaches_its_views_and_the_panel(wh):
     assert [m.name for m in VOICE_PANEL.metrics] == [m.name for m in VOICE_METRICS if m.label]
 
 
+def test_every_latency_metric_reaches_its_views(wh):
+    from scorelake.present import LATENCY_PANEL, LATENCY_SCENARIO_PANEL
+
+    assert {m.name for m in LATENCY_PANEL.metrics} <= set(columns_of(wh, "run_latency"))
+    assert {m.name for m in LATENCY_SCENARIO_PANEL.metrics} <= set(columns_of(wh, "scenario_latency"))
+
+
 def _read_by(body: str) -> set[str]:
     """The relations a statement reads, from DuckDB's parse of it (its CTEs aside)."""
     import json

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
-from scorelake.present import VOICE_PANEL
+from scorelake.present import LATENCY_PANEL, VOICE_PANEL
 from scorelake.transforms.voice import (
     LONG_SEGMENT_S,
     Segment,
@@ -867,20 +867,28 @@ def test_a_long_recording_is_read_in_blocks_in_a_fraction_of_its_size(tmp_path):
     assert long - short < 0.33 * (27 - 3) * 60 * 48000 * 4 / 2**20 and long < 600, (short, long)
 
 
-def test_every_metric_of_the_voice_panel_is_in_every_face(edited):
-    """The command line, the viewer and the report lay out one spec (``VOICE_PANEL``, from the
-    declarations): a metric given a heading in ``VOICE_METRICS`` and missing from a face fails here."""
+def test_every_metric_of_the_voice_and_latency_panels_is_in_every_face(edited):
+    """The command line, the viewer and the report lay out one spec per panel (``VOICE_PANEL`` from
+    ``VOICE_METRICS``, ``LATENCY_PANEL`` from ``LATENCY_METRICS``): a declared metric missing from a
+    face fails here."""
     from starlette.testclient import TestClient
 
     from scorelake.web import make_app
 
     wh, _ = edited
-    printed = CliRunner().invoke(app, ["voice", "--run", BASELINE, "-w", wh.location]).stdout
-    page = TestClient(make_app(wh)).get(f"/runs/{BASELINE}/voice").text
-    panel = page.split('id="voice-panel"', 1)[1].split("</tr>", 1)[0]
-    charts = wh.report().split("id='voice-charts'", 1)[1].split("</div>", 1)[0]
-    for metric in VOICE_PANEL.metrics:
-        assert metric.label in printed, metric.name
-        assert f'<th title="{html.escape(metric.doc)}">{html.escape(metric.label)}</th>' in panel, metric.name
-        assert f"data-metric='{metric.name}'" in charts and f"<figcaption>{html.escape(metric.label)}<" in charts, \
-            metric.name
+    client, report = TestClient(make_app(wh)), wh.report()
+    faces = {
+        VOICE_PANEL: (CliRunner().invoke(app, ["voice", "--run", BASELINE, "-w", wh.location]).stdout,
+                      client.get(f"/runs/{BASELINE}/voice").text.split('id="voice-panel"', 1)[1].split("</tr>", 1)[0],
+                      report.split("id='voice-charts'", 1)[1].split("</div>", 1)[0]),
+        LATENCY_PANEL: (CliRunner().invoke(app, ["latency", "--run", BASELINE, "-w", wh.location]).stdout,
+                        client.get(f"/runs/{BASELINE}/latency").text.split('id="latency"', 1)[1].split("</tr>", 1)[0],
+                        report.split("id='latest-latency'", 1)[1].split("</tr>", 1)[0]),
+    }
+    for panel, (printed, page, reported) in faces.items():
+        for metric in panel.metrics:
+            assert metric.label in printed, metric.name
+            assert f'<th title="{html.escape(metric.doc)}">{html.escape(metric.label)}</th>' in page, metric.name
+            assert html.escape(metric.label) in reported, metric.name
+    voice_charts = faces[VOICE_PANEL][2]
+    assert all(f"data-metric='{m.name}'" in voice_charts for m in VOICE_PANEL.metrics)

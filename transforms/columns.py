@@ -247,6 +247,24 @@ VOICE_METRICS: tuple[Column, ...] = (
     Column("audio_drift_confidence", F64, "the share of the logged starts of speech within 0.1 s of one of the "
            "audio's at that shift", "share", "mean"),
 )
+
+# The response latency panel (``scorelake latency``, the viewer's latency page, the report): per run and
+# domain, from ``run_latency`` (the runner's percentiles: sorted values, index int(n * q)); its headings.
+LATENCY_METRICS: tuple[Column, ...] = (
+    Column("exchanges", I64, "agent responses the runner timed (its latency list)", "count", label="exchanges"),
+    Column("mean_ms", F64, "the mean response latency", "ms", label="mean"),
+    Column("p50_ms", F64, "the median response latency (a whole run's is all_summary.txt's)", "ms", label="p50"),
+    Column("p90_ms", F64, "90 of 100 responses came at least this fast", "ms", label="p90"),
+    Column("p95_ms", F64, "95 of 100 responses came at least this fast (a whole run's is all_summary.txt's)", "ms",
+           label="p95"),
+    Column("p99_ms", F64, "99 of 100 responses came at least this fast", "ms", label="p99"),
+    Column("max_ms", F64, "the slowest response", "ms", label="max"),
+    Column("first_response_p50_ms", F64, "the median of each scenario's first response latency", "ms",
+           label="first p50"),
+)
+# Per scenario, its own first response in place of the median of them (``latency --by scenario``)
+SCENARIO_FIRST_RESPONSE = Column("first_response_ms", F64, "the scenario's first response latency", "ms",
+                                 label="first")
 # Evidence for the viewer's timeline: no view rolls these up.
 VOICE_EVIDENCE: tuple[Column, ...] = (
     Column("anomalies", StrList, "what the speech segments hold that no measure should trust: not a list, items "

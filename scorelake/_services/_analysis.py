@@ -129,9 +129,8 @@ class Analysis:
     def report(self, policy: str = RECORDED) -> str:
         """A self-contained HTML report: rates, response latency and the voice panel across runs, the
         latest run against the one before it in its group, stalled scenarios."""
-        from scorelake.present import render_report
+        from scorelake.present import explain, render_report
         from scorelake.transforms.analysis import with_change_labels
-        from scorelake.present import explain
 
         query = self._reads.query
         with self._reads.connection():
@@ -145,12 +144,13 @@ class Analysis:
             comparison = self.compare(earlier["run_id"][-1], latest["run_id"], policy) if earlier.height else None
             stalled = query("report_stalled", policy_id=policy_id)
             latency = query("report_latency", policy_id=policy_id)
+            latest_latency = query("latency", runs=[latest["run_id"]]).filter(pl.col("exchanges").is_not_null())
             voice = query("report_voice", policy_id=policy_id)
             linked = [(comparison.run_b, name) for name in comparison.broken] if comparison else []
             linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
             found = self._reading.evidence_of(list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES], policy, policy_id)
             pages = {key: explain(evidence, limit=2000) for key, evidence in found.items()}
-        return render_report(history, runs, comparison, stalled, policy, pages, latency, voice)
+        return render_report(history, runs, comparison, stalled, policy, pages, latency, voice, latest_latency)
 
     def latency(self, runs: Sequence[str] | None = None, by: Literal["domain", "scenario"] = "domain") -> pl.DataFrame:
         """The agent's response latency per run and domain (and the whole run, ``(all)``), or per

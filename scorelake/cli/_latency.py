@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 import scorelake
-from scorelake.cli._app import cell, command, emitted, err, fail, ms
+from scorelake.cli._app import command, emitted, err, fail
 from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, RunsOpt, WarehouseOpt, WideOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
@@ -36,21 +36,19 @@ def latency(
     Example: scorelake latency --run eval_20260904_080000
     Example: scorelake latency --by scenario --format csv
     """
+    from scorelake.present import LATENCY_PANEL, LATENCY_SCENARIO_PANEL  # on use, as voice's
+
     found = scorelake.open(warehouse, as_of).latency(run, by.value)
     if emitted(found, fmt, wide):
         return
     key = "domain" if by is LatencyBy.domain else "scenario_name"
-    first = "first_response_p50_ms" if by is LatencyBy.domain else "first_response_ms"
-    headers = ["run", key.replace("_name", ""), "exchanges", "mean", "p50", "p90", "p95", "p99", "max",
-               "first p50" if by is LatencyBy.domain else "first", "interrupted"]
-    cells = [[r["run_id"], r[key], cell(r["exchanges"]), *(ms(r[c]) for c in ("mean_ms", "p50_ms", "p90_ms", "p95_ms",
-                                                                          "p99_ms", "max_ms", first)),
+    panel = LATENCY_PANEL if by is LatencyBy.domain else LATENCY_SCENARIO_PANEL
+    headers = ["run", key.replace("_name", ""), *panel.labels, "interrupted"]
+    cells = [[r["run_id"], r[key], *panel.cells(r),
               "" if r["interrupted"] is None else f"{r['interrupted']}"
               + ("" if not r["interrupted_rate"] else f" ({r['interrupted_rate'] * 100:.1f}%)")]
              for r in found.iter_rows(named=True)]
-    show_grid(Grid(headers, cells, "response latency (ms)", right=set(headers[2:]),
-                   note="interrupted: agent turns the user talked over, and their share of agent turns"))
-
+    show_grid(Grid(headers, cells, "response latency (ms)", right=set(headers[2:]), note=panel.note))
 
 
 @command

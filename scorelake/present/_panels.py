@@ -1,12 +1,20 @@
 """The panels every face lays out, derived from their declarations: the command line prints them,
 the viewer and the report draw them, each from the same spec (which metrics, their headings and
-meanings, how a value reads). A metric given a heading in ``VOICE_METRICS`` is in all three."""
+meanings, how a value reads). A metric given a heading in ``VOICE_METRICS`` or declared in
+``LATENCY_METRICS`` is in all three."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scorelake.transforms.columns import CAUSE_NAMES, FAILURE_CAUSES, VOICE_METRICS, Column
+from scorelake.transforms.columns import (
+    CAUSE_NAMES,
+    FAILURE_CAUSES,
+    LATENCY_METRICS,
+    SCENARIO_FIRST_RESPONSE,
+    VOICE_METRICS,
+    Column,
+)
 
 # A rate backed by fewer events than this is shown as a dash (tau2's leaderboard hides them too).
 MIN_EVENTS = 10
@@ -41,6 +49,8 @@ def shown(row: dict, metric: Column, events: bool = True) -> str:
         return f"{value * 100:.1f}%"
     if metric.unit == "s":
         return f"{value:.1f}"
+    if metric.unit == "ms":
+        return f"{value:.0f}"
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
@@ -57,3 +67,7 @@ VOICE_PANEL = Panel(
     f"{DASH}: fewer than {MIN_EVENTS} events behind the rate; blank: nothing measured. barge-ins user: the user "
     "starting while the agent speaks, on tau2's ticks; interrupted: agent turns the runner logged [INTERRUPTED] "
     "(latency's count), which the segments need not show")
+
+# Response latency in milliseconds, per run and domain; per scenario its own first response
+LATENCY_PANEL = Panel(LATENCY_METRICS, "interrupted: agent turns the user talked over, and their share of agent turns")
+LATENCY_SCENARIO_PANEL = Panel((*LATENCY_METRICS[:-1], SCENARIO_FIRST_RESPONSE), LATENCY_PANEL.note)

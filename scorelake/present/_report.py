@@ -14,7 +14,7 @@ import polars as pl
 
 from scorelake.present._explain_html import explain_html
 from scorelake.present._gate import delta_text
-from scorelake.present._panels import CAUSE_DOCS, DASH, VOICE_PANEL, shown
+from scorelake.present._panels import CAUSE_DOCS, DASH, LATENCY_PANEL, VOICE_PANEL, shown
 from scorelake.transforms.analysis import Comparison
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
@@ -205,6 +205,18 @@ figure.voice-chart { display: inline-block; margin: 0 1.5rem 1rem 0; } figure.vo
 """
 
 
+def _latest_latency_html(latest: pl.DataFrame, number: int) -> str:
+    """The latest run's latency panel per domain (``LATENCY_PANEL``, as ``scorelake latency`` prints it)."""
+    if latest.is_empty():
+        return ""
+    headings = "".join(f"<th title='{html.escape(m.doc)}'>{html.escape(m.label)}</th>" for m in LATENCY_PANEL.metrics)
+    rows = "".join(f"<tr><td>{html.escape(r['domain'])}</td>"
+                   + "".join(f"<td class=num>{html.escape(v)}</td>" for v in LATENCY_PANEL.cells(r)) + "</tr>"
+                   for r in latest.iter_rows(named=True))
+    return (f"<p class='note'>The latest run (#{number}), in milliseconds:</p><table id='latest-latency'>"
+            f"<tr><th>domain</th>{headings}</tr>{rows}</table>")
+
+
 def _latency_html(latency: pl.DataFrame) -> str:
     if latency.is_empty():
         return "<p class='note'>No run records response latency.</p>"
@@ -246,10 +258,12 @@ def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
 
 def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,
                   stalled: pl.DataFrame, policy_name: str, pages: dict | None = None,
-                  latency: pl.DataFrame | None = None, voice: pl.DataFrame | None = None) -> str:
+                  latency: pl.DataFrame | None = None, voice: pl.DataFrame | None = None,
+                  latest_latency: pl.DataFrame | None = None) -> str:
     """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group);
     ``latency``: each run and domain's response latency percentiles (report_latency); ``voice``: each
-    run's voice panel (report_voice);
+    run's voice panel (report_voice); ``latest_latency``: the latest run's latency panel per domain
+    (``Warehouse.latency``);
     ``pages``: (run, scenario) -> its Explanation, for the scenarios the report links to (each
     regressed or stalled one), rendered at the end as the scenario page of ``scorelake view``."""
     pages = pages or {}
@@ -275,6 +289,7 @@ its group beyond the noise (exact McNemar on the scenarios both ran the same way
 <div id="charts"></div>
 <h2>Response latency by domain across runs</h2>
 {_latency_html(latency)}
+{_latest_latency_html(pl.DataFrame() if latest_latency is None else latest_latency, len(runs))}
 <h2>Voice across runs: what was heard, turn-taking, and why scenarios failed</h2>
 {_voice_html(pl.DataFrame() if voice is None else voice, runs["run_id"].to_list())}
 <h2>Latest run against the previous one</h2>

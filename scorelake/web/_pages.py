@@ -12,7 +12,7 @@ from urllib.parse import quote, urlencode
 
 import polars as pl
 
-from scorelake.present import Explanation, explain_html, listed
+from scorelake.present import LATENCY_PANEL, Explanation, explain_html, listed
 from scorelake.transforms.names import REVIEW_PICKS, SIGNALS
 from scorelake.transforms.results import StandingReview
 
@@ -335,11 +335,11 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
     if histogram.is_empty():
         return f"{head}<p id=\"no-latency\">This run records no response latency.</p>"
     rows = "".join(
-        f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['exchanges']}</td><td class=num>{_ms(r['p50_ms'])}</td>"
-        f"<td class=num>{_ms(r['p90_ms'])}</td><td class=num>{_ms(r['p95_ms'])}</td><td class=num>{_ms(r['p99_ms'])}</td>"
-        f"<td class=num>{_ms(r['max_ms'])}</td><td class=num>{_ms(r['first_response_p50_ms'])}</td>"
-        f"<td class=num>{'' if r['interrupted'] is None else r['interrupted']}</td></tr>"
+        f"<tr><td>{esc(r['domain'])}</td>" + "".join(f"<td class=num>{esc(v)}</td>" for v in LATENCY_PANEL.cells(r))
+        + f"<td class=num>{'' if r['interrupted'] is None else r['interrupted']}</td></tr>"
         for r in by_domain.iter_rows(named=True))
+    headings = "".join(f'<th title="{esc(m.doc)}">{esc(m.label)}</th>' for m in LATENCY_PANEL.metrics)
+
     def exchange(r: dict) -> str:
         href = scenario_link(run, r["scenario_name"], policy)
         return (f'<tr><td class=num>{_ms(r["latency_ms"])}</td><td><a href="{href}">{esc(r["scenario_name"])}</a> '
@@ -348,8 +348,9 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
 
     exchanges = "".join(exchange(r) for r in slowest.iter_rows(named=True))
     return (f"{head}"
-            '<table id="latency"><tr><th>domain</th><th>exchanges</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th>'
-            f"<th>p99 ms</th><th>max ms</th><th>first response p50</th><th>interrupted</th></tr>{rows}</table>"
+            f'<table id="latency"><tr><th>domain</th>{headings}'
+            f'<th title="agent turns the user talked over">interrupted</th></tr>{rows}</table>'
+            '<p class="note">Milliseconds.</p>'
             "<h2>Distribution</h2><p class=\"note\">Exchanges per response latency, from 0 to the run's p99; the "
             f"last (red) bar holds the slower ones.</p>{_histogram_svg(histogram)}"
             f"<h2>Slowest exchanges</h2><table id=\"slowest\"><tr><th>ms</th><th>scenario, turn</th><th>domain</th>"
