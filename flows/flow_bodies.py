@@ -28,10 +28,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from scorelake.flows.ingest_job import ingest_sessions_job
 from scorelake.judge_client import JudgeRefused, RetryPolicy, Tally
-from scorelake.storage import Store
-from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
-from scorelake.transforms.judging import MAJORITY, JudgeSpec, ask_name, check_judge_name
-from scorelake.transforms.names import RECORDED
 from scorelake.pipeline import (
     COMMIT_LOCK_WAIT_S,
     JUDGE_BATCH,
@@ -74,8 +70,12 @@ from scorelake.pipeline import (
 from scorelake.pipeline import (
     migrate as convert_legacy,
 )
+from scorelake.storage import Store
+from scorelake.transforms.analysis import GateResult
+from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, NothingFound
+from scorelake.transforms.judging import MAJORITY, JudgeSpec, ask_name, check_judge_name
+from scorelake.transforms.names import RECORDED
 from scorelake.transforms.results import (
-    GateResult,
     IngestResult,
     Refusal,
     Regrouped,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import scorelake
 from scorelake.cli import app
 from scorelake.present import listed, regression_text
-from scorelake.transforms.results import Regression
+from scorelake.transforms.analysis import Regression
 from tests.conftest import BASELINE, CONFORMANCE
 
 runner = CliRunner()

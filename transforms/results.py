@@ -99,32 +99,6 @@ class ReviewResult:
     version: int  # the warehouse version the reviews made
 
 
-@dataclass(frozen=True)
-class Regression:
-    """One thing a gate found worse in run B (``GateResult.regressions``)."""
-
-    domain: str  # a domain, or "(all)": the whole run
-    kind: str  # "regressed" (its composite rate, beyond the noise and the limit), "slower", "overlap" or "wer"
-    figures: dict  # the comparison's row it rests on (deltas, latency or voice), "domain" and "label" included
-
-    def as_json(self) -> dict:
-        return self.figures
-
-
-@dataclass
-class GateResult:
-    """Whether a candidate run may replace its base (``Warehouse.gate``)."""
-
-    passed: bool
-    regressions: list[Regression]  # in the order found: composite rates, then latency, then voice
-    broken: dict[str, list[str]]  # per regressed domain, its scenarios that went from passed to failed
-    comparison: object  # the analysis.Comparison it rests on (analysis sits above these results)
-
-    def as_json(self) -> dict:
-        return {"passed": self.passed, "regressions": [r.as_json() for r in self.regressions], "broken": self.broken,
-                "comparison": self.comparison.as_json()}
-
-
 @dataclass
 class RefreshResult:
     """The scheduled job: what it ingested, what it re-scored, and each new run's gate."""

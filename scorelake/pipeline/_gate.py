@@ -10,9 +10,8 @@ import polars as pl
 
 from scorelake.present import gate_summary
 from scorelake.storage import Store
-from scorelake.transforms.analysis import Comparison, check_alpha, compare
+from scorelake.transforms.analysis import Comparison, GateResult, Regression, check_alpha, compare
 from scorelake.transforms.errors import InvalidArgument, check_range
-from scorelake.transforms.results import GateResult, Regression
 
 
 def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, policy_id: str,

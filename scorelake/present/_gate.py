@@ -3,7 +3,7 @@ text and a Prefect artifact."""
 
 from __future__ import annotations
 
-from scorelake.transforms.results import GateResult, Regression
+from scorelake.transforms.analysis import GateResult, Regression
 
 
 def delta_text(row: dict, missing: str) -> tuple[str, str]:

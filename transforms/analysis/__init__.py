@@ -4,6 +4,8 @@ Newcombe intervals, Cohen's kappa, Krippendorff's alpha), and a judge's rate cor
 from scorelake.transforms.analysis._calibration import Corrected, Labels, rogan_gladen, with_calibration
 from scorelake.transforms.analysis._compare import (
     Comparison,
+    GateResult,
+    Regression,
     check_alpha,
     compare,
     label,
@@ -27,7 +29,8 @@ from scorelake.transforms.analysis._stats import (
     newcombe_interval,
 )
 
-__all__ = ["HUMAN", "Comparison", "Corrected", "JudgeComparison", "LabelPlan", "Labels", "McNemar", "Sweep", "check_alpha",
-           "cohen_kappa", "compare", "compare_judges", "is_people", "krippendorff_alpha", "label",
-           "mcnemar_exact", "minimum_detectable_difference", "newcombe_interval", "pairs_for_width", "plan_labels", "rogan_gladen", "threshold_sweep",
-           "with_calibration", "with_change_labels"]
+__all__ = ["HUMAN", "Comparison", "Corrected", "GateResult", "JudgeComparison", "LabelPlan", "Labels", "McNemar",
+           "Regression", "Sweep", "check_alpha", "cohen_kappa", "compare", "compare_judges", "is_people",
+           "krippendorff_alpha", "label", "mcnemar_exact", "minimum_detectable_difference", "newcombe_interval",
+           "pairs_for_width", "plan_labels", "rogan_gladen", "threshold_sweep", "with_calibration",
+           "with_change_labels"]

@@ -83,6 +83,32 @@ class Comparison:
                               pl.when(whole).then(self.mcnemar.p_value).alias("mcnemar_p_value")))
 
 
+@dataclass(frozen=True)
+class Regression:
+    """One thing a gate found worse in run B (``GateResult.regressions``)."""
+
+    domain: str  # a domain, or "(all)": the whole run
+    kind: str  # "regressed" (its composite rate, beyond the noise and the limit), "slower", "overlap" or "wer"
+    figures: dict  # the comparison's row it rests on (deltas, latency or voice), "domain" and "label" included
+
+    def as_json(self) -> dict:
+        return self.figures
+
+
+@dataclass
+class GateResult:
+    """Whether a candidate run may replace its base (``Warehouse.gate``)."""
+
+    passed: bool
+    regressions: list[Regression]  # in the order found: composite rates, then latency, then voice
+    broken: dict[str, list[str]]  # per regressed domain, its scenarios that went from passed to failed
+    comparison: Comparison  # what it rests on
+
+    def as_json(self) -> dict:
+        return {"passed": self.passed, "regressions": [r.as_json() for r in self.regressions], "broken": self.broken,
+                "comparison": self.comparison.as_json()}
+
+
 def label(broken: int, fixed: int, p_value: float, alpha: float) -> str:
     """What the paired verdicts say of a change: regressed or improved only beyond the noise."""
     if broken == fixed == 0:
