@@ -84,6 +84,8 @@ def test_as_of_answers_as_the_warehouse_stood_then(runs_copy, tmp_path):
     assert "lenient-judge" in log[1]["detail"]
     assert {e["committer"] for e in log} == {f"{socket.gethostname()}:{os.getpid()}"}  # these commands ran in-process
     first, rescored = str(log[0]["version"]), str(log[1]["version"])
+    # the history as it stood then: the versions up to the one named
+    assert json.loads(ok("log", "-w", wh, "-f", "json", "--as-of", rescored)) == log[:2]
 
     assert ok("summary", MIXED, "-w", wh, "--as-of", first) == reported["summary"]
     assert ok("rates", "-w", wh, "-f", "csv", "--as-of", first) == reported["rates"]

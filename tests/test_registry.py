@@ -122,3 +122,19 @@ def test_every_view_names_the_views_it_reads_and_no_other():
     for name, text in views.items():
         body = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: f"delta_{m.group(1)}", text.strip().removesuffix(";"))
         assert sorted(view_dependencies(text)) == sorted(r for r in _read_by(body) if r in views), name
+
+
+def test_the_read_options_are_declared_once():
+    """``--as-of`` and ``--wide`` come from the option bundles (``Where``, ``Read``) alone: no command
+    spells them, and every command that reads as the warehouse stood offers the four read options
+    together (``Read``) or the two that say which warehouse (``Where``)."""
+    import inspect
+
+    from scorelake.cli import app
+
+    for registered in app.registered_commands:
+        own = inspect.signature(inspect.unwrap(registered.callback)).parameters
+        offered = inspect.signature(registered.callback).parameters
+        assert not {"as_of", "wide"} & set(own), registered.callback.__name__
+        if "as_of" in offered:
+            assert {"warehouse", "as_of"} <= set(offered), registered.callback.__name__

@@ -105,7 +105,7 @@ class RefreshResult:
 
     ingest: IngestResult
     rescore: RescoreResult
-    gates: list[GateResult] = field(default_factory=list)
+    gates: list = field(default_factory=list)  # each new run's analysis.GateResult (analysis sits above)
 
 
 @dataclass

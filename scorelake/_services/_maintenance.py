@@ -21,9 +21,14 @@ class Maintenance:
         self._reads = reads
 
     def log(self) -> list[Commit]:
-        """Every write step, oldest first: its version (an ``as_of``), time, what it did, table versions."""
+        """Every write step, oldest first: its version (an ``as_of``), time, what it did, table versions;
+        opened ``as_of``, the steps up to the version it names (the history as it stood then)."""
         self._reads.store.tables.require()
-        return self._reads.store.log.entries()
+        entries = self._reads.store.log.entries()
+        if self._reads.as_of is None:
+            return entries
+        then = self.version()
+        return [c for c in entries if c.version <= then]
 
     def version(self) -> int:
         """The version the warehouse is read at: the one opened ``as_of``, else the current one."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
 import os
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import Annotated, Callable
 
@@ -16,7 +18,7 @@ import typer
 
 import scorelake
 from scorelake._csv import csv_text
-from scorelake.cli._options import Format
+from scorelake.cli._options import OPTION_BUNDLES, Format
 from scorelake.cli._terminal import Grid, show
 from scorelake.transforms.errors import ScorelakeError
 
@@ -73,10 +75,24 @@ def write_output(path: Path, text: str) -> None:
 
 def command(fn: Callable) -> Callable:
     """A command function whose scorelake errors end it with their message and exit code (the
-    package's ``__init__`` registers the commands on ``app``, in the order ``--help`` lists them)."""
+    package's ``__init__`` registers the commands on ``app``, in the order ``--help`` lists them). A
+    parameter annotated with an option bundle (``Where``, ``Read``) becomes the bundle's options (its
+    fields, as typer reads them) and reaches the function as one bundle."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    bundled = {name: hint for name, hint in hints.items() if hint in OPTION_BUNDLES}
+    parameters = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.name in bundled:
+            fields = typing.get_type_hints(bundled[p.name], include_extras=True)
+            parameters += [inspect.Parameter(f.name, p.kind, default=f.default, annotation=fields[f.name])
+                           for f in dataclasses.fields(bundled[p.name])]
+        else:
+            parameters.append(p.replace(annotation=hints.get(p.name, p.annotation)))
 
     @functools.wraps(fn)
     def run(*a, **kw):
+        for name, bundle in bundled.items():
+            kw[name] = bundle(**{f.name: kw.pop(f.name) for f in dataclasses.fields(bundle)})
         try:
             return fn(*a, **kw)
         except ScorelakeError as exc:
@@ -87,6 +103,8 @@ def command(fn: Callable) -> Callable:
         except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
             fail(os_error_text(exc), 1)
 
+    run.__signature__ = inspect.Signature(parameters)
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
     run.__doc__ = reflowed(fn.__doc__ or "")
     return run
 

@@ -9,7 +9,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, emitted, err, interval, pct, print_json
-from scorelake.cli._options import AlphaOpt, AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
+from scorelake.cli._options import AlphaOpt, Format, FormatOpt, PolicyOpt, Read, WarehouseOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
@@ -86,10 +86,7 @@ def compare_runs(
     alpha: AlphaOpt = 0.05,
     all_scenarios: Annotated[bool, typer.Option(
         "--all", help="Every scenario of each run, changed definitions included (rates over each run's own)")] = False,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """Compare two runs like with like (the scenarios both ran with the same definition, paired):
     per-domain deltas with 95% intervals, each labelled improved / regressed / inconclusive /
@@ -97,12 +94,12 @@ def compare_runs(
 
     Example: scorelake compare eval_20260903_140200 eval_20260904_080000 --format json
     """
-    c = scorelake.open(warehouse, as_of).compare(run_a, run_b, policy, alpha=alpha, all_scenarios=all_scenarios)
-    if fmt is Format.json:
+    c = read.open().compare(run_a, run_b, policy, alpha=alpha, all_scenarios=all_scenarios)
+    if read.fmt is Format.json:
         print_json(c.as_json())
         return
-    if fmt is not Format.table or wide:
-        emitted(c.as_table(), fmt, wide)
+    if read.fmt is not Format.table or read.wide:
+        emitted(c.as_table(), read.fmt, read.wide)
         return
     _show(c, policy)
 
@@ -156,18 +153,15 @@ def flaky(
     group: Annotated[Optional[str], typer.Option("--group", "-g", help="One run group [default: every group]")] = None,
     min_verdicts: Annotated[int, typer.Option("--min-verdicts", help="Only tasks with at least this many verdicts")] = 2,
     policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """Tasks whose verdict both passed and failed across the comparable runs (and trials) of their group,
     most often flipping first: a flip of one of them between two runs is likely noise.
 
     Example: scorelake flaky --run eval_20260904_110000
     """
-    df = scorelake.open(warehouse, as_of).flaky(run, group, policy, min_verdicts=min_verdicts)
-    if emitted(df, fmt, wide):
+    df = read.open().flaky(run, group, policy, min_verdicts=min_verdicts)
+    if emitted(df, read.fmt, read.wide):
         return
     if df.is_empty():
         print("no flaky tasks: every task with two verdicts or more gave the same one each time")

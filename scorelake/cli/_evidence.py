@@ -8,9 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-import scorelake
 from scorelake.cli._app import cell, command, err, fail, print_json
-from scorelake.cli._options import AsOfOpt, PolicyOpt, WarehouseOpt
+from scorelake.cli._options import PolicyOpt, Where
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
@@ -35,8 +34,7 @@ def show(
         "--grep", help="List the scenarios (of RUN, or of every run) whose transcript, judge reason or tool calls "
                        "hold this phrase (case-insensitive)")] = None,
     policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
+    at: Where = Where(),
     fmt: Annotated[ShowFormat, typer.Option("--format", "-f", help="Output format")] = ShowFormat.text,
 ) -> None:
     """Why a scenario passed or failed: each signal with its verdict and evidence (judge score and
@@ -49,7 +47,7 @@ def show(
     from scorelake.cli._terminal import terminal_width, visible
     from scorelake.present import explain, explain_html, explain_text
 
-    wh = scorelake.open(warehouse, as_of)
+    wh = at.open()
     if grep is not None:
         found = wh.search(grep, run, policy, limit=SEARCH_LIMIT)
         if fmt is ShowFormat.json:
@@ -100,8 +98,7 @@ def view(
     review: Annotated[bool, typer.Option(
         "--review", help="Take reviews: agree / disagree forms on scenario pages and a review queue (/review); "
                          "a token is then required on every address")] = False,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
+    at: Where = Where(),
 ) -> None:
     """Browse the warehouse in a web browser: runs and their domains' rates, a run's scenarios
     (failed only, by domain, by failed signal, sorted), each scenario's verdict with its evidence,
@@ -111,7 +108,7 @@ def view(
     """
     from scorelake import web
 
-    if review and as_of:
+    if review and at.as_of:
         fail("--review writes to the warehouse as it stands: give no --as-of", 2)
-    web.serve(scorelake.open(warehouse, as_of), host, port, token, policy, review,
+    web.serve(at.open(), host, port, token, policy, review,
               say=lambda line: err().print(line, highlight=False))

@@ -11,17 +11,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, emit, emitted, err, fail, pct, print_json, say, say_converted
-from scorelake.cli._options import (
-    AsOfOpt,
-    DaskAddressOpt,
-    Format,
-    FormatOpt,
-    PrefectOpt,
-    RunsOpt,
-    VerboseOpt,
-    WarehouseOpt,
-    WideOpt,
-)
+from scorelake.cli._options import DaskAddressOpt, Format, PrefectOpt, Read, RunsOpt, VerboseOpt, WarehouseOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import MAJORITY, RECORDED
@@ -125,10 +115,7 @@ def judges(
     stability: Annotated[bool, typer.Option(
         "--stability", help="How often a repeated judge's asks (rejudge --repeat) disagree, per judge and domain")] = False,
     by: Annotated[StabilityBy, typer.Option(help="With --stability: per domain, or per scenario")] = StabilityBy.domain,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
     coverage of the stored judge inputs, error rate, calls, retries, tokens and cost, and for a
@@ -137,12 +124,12 @@ def judges(
     Example: scorelake judges --price-in 0.5 --price-out 1.5
     Example: scorelake judges --stability --by scenario
     """
-    wh = scorelake.open(warehouse, as_of)
+    wh = read.open()
     if stability:
-        _stability(wh.judge_stability(by=by.value), fmt, wide, by)
+        _stability(wh.judge_stability(by=by.value), read.fmt, read.wide, by)
         return
     found = wh.judges(price_in, price_out)
-    if emitted(found.drop("spec_json"), fmt, wide):
+    if emitted(found.drop("spec_json"), read.fmt, read.wide):
         return
     tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731
     cells = [[r["judge"], r["model"] or ("each run's own" if r["judge"] != RECORDED else ""), r["base"] or "",
@@ -187,10 +174,7 @@ def compare_judges(
     plan: Annotated[Optional[float], typer.Option(
         help="Against human: how many more labels, by domain and the judge's verdict, would bring the kappa "
              "interval to this width (e.g. 0.2)")] = None,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """Which judge to trust: per domain, agreement of two judges on JUDGE_PASSED and on each NL
     assertion, Cohen's kappa with a 95% interval, mean score difference, and the verdicts that flip.
@@ -202,13 +186,13 @@ def compare_judges(
     """
     if len(judges) < 2:
         fail("give two judges or more: A B [C ...]", 2)
-    c = scorelake.open(warehouse, as_of).compare_judges(judges[0], judges[1], run, threshold, others=judges[2:],
+    c = read.open().compare_judges(judges[0], judges[1], run, threshold, others=judges[2:],
                                                         sweep=sweep, plan=plan)
-    if fmt is Format.json:
+    if read.fmt is Format.json:
         print_json(c.as_json())
         return
-    if fmt is Format.csv or wide:
-        emit(c.agreement, fmt, wide)
+    if read.fmt is Format.csv or read.wide:
+        emit(c.agreement, read.fmt, read.wide)
         return
     fmt_kappa = lambda r: "" if r["kappa"] is None else (  # noqa: E731
         f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}]")

@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-import scorelake
 from scorelake.cli._app import command, emitted, err, fail
-from scorelake.cli._options import AsOfOpt, Format, FormatOpt, PolicyOpt, RunsOpt, WarehouseOpt, WideOpt
+from scorelake.cli._options import PolicyOpt, Read, RunsOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 
@@ -24,10 +23,7 @@ class LatencyBy(StrEnum):
 def latency(
     run: RunsOpt = None,
     by: Annotated[LatencyBy, typer.Option(help="Per run and domain, or per scenario (slowest first)")] = LatencyBy.domain,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """The agent's response latency: exchanges measured, mean, p50, p90, p95, p99 and max in ms (the
     runner's percentiles: a whole run's p50 and p95 are its all_summary.txt's), the first response's
@@ -38,8 +34,8 @@ def latency(
     """
     from scorelake.present import LATENCY_PANEL, LATENCY_SCENARIO_PANEL  # on use, as voice's
 
-    found = scorelake.open(warehouse, as_of).latency(run, by.value)
-    if emitted(found, fmt, wide):
+    found = read.open().latency(run, by.value)
+    if emitted(found, read.fmt, read.wide):
         return
     key = "domain" if by is LatencyBy.domain else "scenario_name"
     panel = LATENCY_PANEL if by is LatencyBy.domain else LATENCY_SCENARIO_PANEL
@@ -57,10 +53,7 @@ def voice(
     by: Annotated[LatencyBy, typer.Option(help="Per run and domain, or per scenario (the worst heard first)")
                   ] = LatencyBy.domain,
     policy: PolicyOpt = "recorded",
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """The voice panel: turn-taking from each conversation's speech segments (talk share, overlap,
     silence, barge-ins, words per minute, tau2's response and yield rates and latencies), what each
@@ -74,8 +67,8 @@ def voice(
     """
     from scorelake.present import VOICE_PANEL, cause_counts  # on use: present's imports cost every command 45 ms
 
-    found = scorelake.open(warehouse, as_of).voice(run, by.value, policy)
-    if emitted(found, fmt, wide):
+    found = read.open().voice(run, by.value, policy)
+    if emitted(found, read.fmt, read.wide):
         return
     if by is LatencyBy.scenario:
         cells = [[r["run_id"], r["scenario_name"],
@@ -101,10 +94,7 @@ def cost(
     price: Annotated[list[str], typer.Option(
         help="SIDE=IN,OUT: the price per million input and output tokens of agent, user or judge (repeatable)")],
     run: RunsOpt = None,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """What each run and domain's tokens cost, the agent's, the simulated user's and the judges' apart
     (the judges: every call scorelake rejudge made).
@@ -121,14 +111,14 @@ def cost(
             fail(f"--price expects SIDE=IN,OUT (prices per million tokens), got '{item}'", 2)
         if not sep:
             fail(f"--price expects SIDE=IN,OUT (prices per million tokens), got '{item}'", 2)
-    found = scorelake.open(warehouse, as_of).cost(prices, run)
+    found = read.open().cost(prices, run)
     # a side priced whose tokens the runs do not record costs nothing known: said, not left out silently
     for side in prices:
         if found.is_empty() or found[f"{side}_cost"].is_null().all():
             err().print(f"{side}: priced, but the runs record no {side} tokens"
                         + (" (only the judges scorelake rejudge asks record theirs)" if side == "judge" else ""),
                         highlight=False)
-    if emitted(found, fmt, wide):
+    if emitted(found, read.fmt, read.wide):
         return
     money = lambda v: "" if v is None else f"{v:.4f}"  # noqa: E731
     cells = [[r["run_id"], r["domain"], str(r["scenarios"]), money(r["agent_cost"]), money(r["user_cost"]),

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    import scorelake
 
 
 class Format(StrEnum):
@@ -30,3 +34,30 @@ DaskAddressOpt = Annotated[Optional[str], typer.Option(
     help="Scheduler address (tcp://HOST:PORT) of a Dask cluster to run the tasks on (a Prefect flow)")]
 RunsOpt = Annotated[Optional[list[str]], typer.Option("--run", "-r", help="Only these runs (repeatable)")]
 AlphaOpt = Annotated[float, typer.Option(help="Significance of the exact McNemar test that labels a change")]
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which warehouse, as it stood when: the options of every command that reads it, declared once.
+    A command's parameter annotated ``Where`` (or ``Read``) stands for them: ``command`` spells them
+    out for typer and hands them back as one."""
+
+    warehouse: WarehouseOpt = None
+    as_of: AsOfOpt = None
+
+    def open(self, **limits: Any) -> scorelake.Warehouse:
+        """The warehouse as it stood at ``as_of`` (``limits``: ``scorelake.open``'s query limits)."""
+        import scorelake
+
+        return scorelake.open(self.warehouse, self.as_of, **limits)
+
+
+@dataclass(frozen=True)
+class Read(Where):
+    """``Where``, and how a table is written: its format and every column."""
+
+    fmt: FormatOpt = Format.table
+    wide: WideOpt = False
+
+
+OPTION_BUNDLES = (Where, Read)

@@ -13,7 +13,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import cell, command, emit, emitted, err, fail, interval, ms, pct, write_output
-from scorelake.cli._options import AlphaOpt, AsOfOpt, Format, FormatOpt, PolicyOpt, WarehouseOpt, WideOpt
+from scorelake.cli._options import AlphaOpt, PolicyOpt, Read, WarehouseOpt, Where
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
@@ -28,10 +28,7 @@ class RatesBy(StrEnum):
 @command
 def sql(
     query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views")],
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
     timeout: Annotated[Optional[float], typer.Option(
         help="Stop the query after this many seconds [default: $SCORELAKE_SQL_TIMEOUT or 300]")] = None,
     memory_limit: Annotated[Optional[str], typer.Option(
@@ -41,7 +38,7 @@ def sql(
 
     Example: scorelake sql "SELECT domain, success_rate FROM domain_rates WHERE run_id = 'eval_20260904_080000'"
     """
-    emit(scorelake.open(warehouse, as_of, memory_limit=memory_limit, timeout=timeout).sql(query), fmt, wide)
+    emit(read.open(memory_limit=memory_limit, timeout=timeout).sql(query), read.fmt, read.wide)
 
 
 # rates --by domain: each rate's rate_rollup prefix, label and the whitelist entry that gates it
@@ -97,21 +94,18 @@ def rates(
         "--calibrated", help="JUDGE_PASSED's rate corrected by people's labels of the run (reviews of judge_passed): "
                              "the judge's sensitivity and specificity against them, the corrected rate and its "
                              "95% interval")] = False,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """Success, task-success and per-signal rates, per domain or per signal (one table per run).
 
     Example: scorelake rates --run eval_20260904_080000 --by signal
     Example: scorelake rates --run eval_20260904_080000 --calibrated
     """
-    wh = scorelake.open(warehouse, as_of)
+    wh = read.open()
     with wh.connection():
         df = wh.rates(by=by.value, run=run, policy=policy, calibrated=calibrated)
         judge_only = _judge_only(wh, run, policy)
-    if not emitted(df, fmt, wide):
+    if not emitted(df, read.fmt, read.wide):
         grid = _calibrated_grid if calibrated else _domain_grid if by is RatesBy.domain else _signal_grid
         for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
             if n:
@@ -148,15 +142,14 @@ def say_policy_judge(wh: scorelake.Warehouse, policy: str) -> None:
 def summary(
     run: Annotated[str, typer.Argument(help="Run id: the session directory name, e.g. eval_20260902_091500")],
     policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
+    at: Where = Where(),
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
 ) -> None:
     """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it.
 
     Example: scorelake summary eval_20260904_080000 -o all_summary.txt
     """
-    wh = scorelake.open(warehouse, as_of)
+    wh = at.open()
     with wh.connection():
         text = wh.summary(run, policy)
         judge_only = _judge_only(wh, run, policy)
@@ -173,10 +166,7 @@ def history(
     domain: Annotated[str, typer.Option("--domain", "-d", help="A domain bucket [default: the whole run]")] = "(all)",
     policy: PolicyOpt = RECORDED,
     alpha: AlphaOpt = 0.05,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """Rates across runs in session order, for one domain or the whole run, with Wilson 95% intervals,
     response latency, and each run's change from the run before it in its group: `regressed` or
@@ -184,10 +174,10 @@ def history(
 
     Example: scorelake history --domain qa
     """
-    df = scorelake.open(warehouse, as_of).history(domain, policy, alpha=alpha)
+    df = read.open().history(domain, policy, alpha=alpha)
     if df.is_empty():
         fail(f"no scored runs for domain '{domain}' under policy '{policy}'", 2)
-    if emitted(df, fmt, wide):
+    if emitted(df, read.fmt, read.wide):
         return
     headers = ["run", "started", "n", "success", "95% CI", "task", "stalled", "p50 ms", "p95 ms", "change",
                "broken", "fixed"]
@@ -211,20 +201,17 @@ _CHANGE_MARKS = {"regressed": "REGRESSED", "improved": "IMPROVED"}
 def passk(
     group: Annotated[Optional[str], typer.Option("--group", "-g", help="One run group [default: every group]")] = None,
     policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """pass^k per run group and domain (k up to the trial count): recomputed and claimed side by side.
 
     Example: scorelake passk --group default
     """
-    wh = scorelake.open(warehouse, as_of)
+    wh = read.open()
     df = wh.passk(group, policy)
     if df.is_empty():
         fail(f"no run group '{group}' scored under policy '{policy}'" if group else f"no scored runs in {wh.location}", 2)
-    if emitted(df, fmt, wide):
+    if emitted(df, read.fmt, read.wide):
         return
     share = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
     headers = ["domain", "k", "tasks", "pass^k", "95% CI", "claimed tasks", "claimed pass^k"]
@@ -241,14 +228,13 @@ def passk(
 def report(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the HTML file")],
     policy: PolicyOpt = RECORDED,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
+    at: Where = Where(),
 ) -> None:
     """Write a self-contained HTML report: rates across runs, latest vs previous run, stalled scenarios.
 
     Example: scorelake report --out report.html
     """
-    write_output(out_file, scorelake.open(warehouse, as_of).report(policy))
+    write_output(out_file, at.open().report(policy))
     err().print(f"report written to {out_file}")
 
 
@@ -271,15 +257,15 @@ def check(warehouse: WarehouseOpt = None) -> None:
 
 
 @command
-def log(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table, wide: WideOpt = False) -> None:
+def log(read: Read = Read()) -> None:
     """The warehouse versions, oldest first: what each write step did and the table versions it left
-    (any of them is an --as-of VERSION).
+    (any of them is an --as-of VERSION; with --as-of, the versions up to it).
 
     Example: scorelake log --format json
     """
-    wh = scorelake.open(warehouse)
+    wh = read.open()
     commits = wh.log()
-    if emitted(wh.versions(), fmt, wide):
+    if emitted(wh.versions(), read.fmt, read.wide):
         return
     cells, before = [], {}
     for c in commits:  # the tables each step changed (from their creation, version 0), at the version it left them
@@ -298,14 +284,13 @@ POLICY_FIELDS = {"judge": "judge", "reviews": "reviews", "judge_threshold": "thr
 
 
 @command
-def policies(warehouse: WarehouseOpt = None, as_of: AsOfOpt = None, fmt: FormatOpt = Format.table,
-             wide: WideOpt = False) -> None:
+def policies(read: Read = Read()) -> None:
     """List stored scoring policies.
 
     Example: scorelake policies --format csv
     """
-    stored = scorelake.open(warehouse, as_of).policies()
-    if emitted(stored, fmt, wide):
+    stored = read.open().policies()
+    if emitted(stored, read.fmt, read.wide):
         return
     def shown(field: str, value: object) -> str:
         if field == "whitelists":

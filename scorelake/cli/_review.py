@@ -9,7 +9,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import cell, command, emitted, err, fail
-from scorelake.cli._options import AsOfOpt, Format, FormatOpt, WarehouseOpt, WideOpt
+from scorelake.cli._options import Read, WarehouseOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import SIGNALS
@@ -64,17 +64,14 @@ def reviews(
     run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run")] = None,
     history: Annotated[bool, typer.Option("--history", help="Every review ever made, superseded and withdrawn "
                                                            "ones too")] = False,
-    warehouse: WarehouseOpt = None,
-    as_of: AsOfOpt = None,
-    fmt: FormatOpt = Format.table,
-    wide: WideOpt = False,
+    read: Read = Read(),
 ) -> None:
     """List the reviews that stand (one per run, scenario, signal and assertion), or their history.
 
     Example: scorelake reviews --run eval_20260904_080000 --history
     """
-    found = scorelake.open(warehouse, as_of).reviews(run, history)
-    if emitted(found, fmt, wide):
+    found = read.open().reviews(run, history)
+    if emitted(found, read.fmt, read.wide):
         return
     headers = ["run", "scenario", "signal", "verdict", "reviewer", "when (UTC)", "note"] + (["stands"] if history else [])
     cells = [[r["run_id"], r["scenario_name"], r["signal"] + ("" if r["assertion"] is None else f" #{r['assertion']}"),
