@@ -41,6 +41,7 @@ from scorelake.transforms.results import (
     RejudgeResult,
     RescoreResult,
     ReviewResult,
+    ScenarioRow,
     SessionReport,
     SpeechTimeline,
     StandingReview,
@@ -68,6 +69,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["CheckResult", "ClusterFailed", "Evidence", "GateResult", "IngestResult", "InvalidArgument",
            "ItemVerdict", "JudgeInput", "JudgeRefused", "JudgeUnavailable", "Judgement", "NotFound", "NothingFound",
-           "Refusal", "Regression", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScorelakeError",
-           "SessionReport", "SpeechTimeline", "StandingReview", "Task", "ToolCall", "Turn", "Warehouse",
-           "WarehouseBusy", "WarehouseMissing", "__version__", "open"]
+           "Refusal", "Regression", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScenarioRow",
+           "ScorelakeError", "SessionReport", "SpeechTimeline", "StandingReview", "Task", "ToolCall", "Turn",
+           "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]

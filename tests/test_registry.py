@@ -138,3 +138,13 @@ def test_the_read_options_are_declared_once():
         assert not {"as_of", "wide"} & set(own), registered.callback.__name__
         if "as_of" in offered:
             assert {"warehouse", "as_of"} <= set(offered), registered.callback.__name__
+
+
+def test_a_scenario_row_types_what_the_faces_read_and_keeps_every_column(wh):
+    run, scenario = wh.runs().row(0, named=True)["run_id"], wh.scenarios().row(0, named=True)["scenario_name"]
+    row = wh.evidence(run, scenario).scenario
+    assert (row.run_id, row.scenario_name) == (run, scenario) and set(row.columns) >= {s.value for s in SIGNALS}
+    assert all(row.value(s.value) == row.columns[s.value] for s in SIGNALS)
+    with pytest.raises(KeyError):
+        row.value("is_action_matched")  # a typo is an error, not a silent None
+    assert wh.evidence(run, scenario).as_dict()["scenario"] == row.columns  # --format json: every column

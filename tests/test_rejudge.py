@@ -516,7 +516,7 @@ def test_show_under_a_judge_policy_gives_that_judges_reason_and_nl_verdicts(corp
     assert evidence.judge.judge == "second" and evidence.judge.reason == "second opinion"
     nl = [v for v in evidence.verdicts if v.kind == "nl_assertion"]
     assert nl[0].passed and nl[0].detail == "held"
-    assert evidence.scenario["judge_score"] == 0.42 and evidence.scenario["judge"] == "second"
+    assert evidence.scenario.judge_score == 0.42 and evidence.scenario.judge == "second"
     shown = runner.invoke(app, ["show", MIXED, nl_scenario, "--policy", "second-opinion", "-w", wh.location])
     assert shown.exit_code == 0 and "judged by judge 'second'" in shown.stdout and "second opinion" in shown.stdout
     recorded = wh.evidence(MIXED, nl_scenario)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -282,13 +282,61 @@ def records(kind: type[T], frame: pl.DataFrame) -> list[T]:
     return [kind(*row) for row in frame.select(names).iter_rows()]
 
 
+@dataclass(frozen=True)
+class ScenarioRow:
+    """One scenario as scored under a policy (its ``scenario_scores`` row, with what ACTION_MATCH
+    compared): the facts a face reads, typed, and every column (``columns``: what ``--format json``
+    gives); a declared signal's value or item count by the name its declaration gives (``value``)."""
+
+    run_id: str
+    scenario_name: str
+    domain: str
+    source: str | None
+    policy_id: str
+    judge: str | None
+    stop_reason: str | None
+    total_turns: int | None
+    agent_turns: int | None
+    min_agent_turns: int | None
+    stalled: bool | None
+    success_signals: list[str] | None
+    passed: list[str] | None
+    failed: list[str] | None
+    not_applicable: list[str] | None
+    excluded: list[str] | None
+    is_successful: bool | None
+    is_task_successful: bool | None
+    judge_score: float | None
+    judge_threshold: float | None
+    strict_match: bool | None
+    expected_db_hash: str | None
+    actual_db_hash: str | None
+    reference_json: str | None
+    prediction_json: str | None
+    ignore_capitalization: bool | None
+    ignore_punctuation: bool | None
+    clean_text: bool | None
+    disallow_extra_items: bool | None
+    unreviewed: str | None
+    columns: dict[str, Any]
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> ScenarioRow:
+        return cls(**{f.name: row.get(f.name) for f in fields(cls) if f.name != "columns"}, columns=row)
+
+    def value(self, column: str) -> Any:
+        """The value of a column the row has (a signal's ``scores`` value, its item counts):
+        ``KeyError`` for one it has not, never a silent None."""
+        return self.columns[column]
+
+
 @dataclass
 class Evidence:
     """One scenario's verdict and what it rests on (``Warehouse.evidence``)."""
 
     run: str
     policy: str
-    scenario: dict  # its scenario_scores row (README, "Views"): signals, composite, success_breakdown, flags
+    scenario: ScenarioRow  # its scenario_scores row (README, "Views"): signals, composite, success_breakdown, flags
     verdicts: list[ItemVerdict]  # per DB predicate, NL assertion, reference action, tau2 check
     judge: Judgement | None  # the policy's judge's judgement
     turns: list[Turn]  # the conversation
@@ -299,7 +347,7 @@ class Evidence:
     heard: HeardTurns | None = None  # what the agent heard of each user turn (None: no contexts stored)
 
     def as_dict(self) -> dict:
-        return {"run": self.run, "policy": self.policy, "scenario": self.scenario,
+        return {"run": self.run, "policy": self.policy, "scenario": self.scenario.columns,
                 "verdicts": [asdict(v) for v in self.verdicts], "judge": self.judge and asdict(self.judge),
                 "turns": [asdict(t) for t in self.turns], "tool_calls": [asdict(c) for c in self.tool_calls],
                 "reviews": [asdict(r) for r in self.reviews],

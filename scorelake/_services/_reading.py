@@ -21,6 +21,7 @@ from scorelake.transforms.results import (
     Task,
     ToolCall,
     Turn,
+    ScenarioRow,
     records,
 )
 
@@ -171,7 +172,7 @@ class Reading:
             inputs, tasks = parts("scenario_judge_input", JudgeInput), parts("scenario_task", Task)
             heard = parts("scenario_heard", HeardTurns)
         first = lambda found, key: (found.get(key) or [None])[0]  # noqa: E731
-        return {key: Evidence(key[0], policy, rows[key], verdicts.get(key, []), first(judged, key), turns.get(key, []),
-                              calls.get(key, []), reviews.get(key, []), first(inputs, key), first(tasks, key),
-                              first(heard, key))
+        return {key: Evidence(key[0], policy, ScenarioRow.of(rows[key]), verdicts.get(key, []), first(judged, key),
+                              turns.get(key, []), calls.get(key, []), reviews.get(key, []), first(inputs, key),
+                              first(tasks, key), first(heard, key))
                 for key in wanted if key in rows}

@@ -18,6 +18,7 @@ from scorelake.transforms.results import (
     ItemVerdict,
     JudgeInput,
     Judgement,
+    ScenarioRow,
     StandingReview,
     Task,
     ToolCall,
@@ -121,8 +122,8 @@ def _items(verdicts: list[ItemVerdict], kind: str, limit: int) -> list[str]:
             for v in verdicts if v.kind == kind]
 
 
-def _facts(signal: str, s: dict, verdicts: list[ItemVerdict], judge: Judgement | None, items: list[ActionItem],
-           limit: int) -> list[str]:
+def _facts(signal: str, s: ScenarioRow, verdicts: list[ItemVerdict], judge: Judgement | None,
+           items: list[ActionItem], limit: int) -> list[str]:
     """What the verdict of ``signal`` rests on, in words."""
     if signal == "is_action_match":
         actions = [v for v in verdicts if v.kind == "action"]
@@ -133,19 +134,20 @@ def _facts(signal: str, s: dict, verdicts: list[ItemVerdict], judge: Judgement |
                              + ("; ..." if len(item.differences) > 5 else ""))
         return facts
     if signal == "db_state_match":
-        if s.get("expected_db_hash") is None and s.get("actual_db_hash") is None and s.get("source") != "nemo":
-            return [f"the source's own DB check says the final database {'matched' if s.get(signal) else 'did not match'}"
+        if s.expected_db_hash is None and s.actual_db_hash is None and s.source != "nemo":
+            said = "matched" if s.value(signal) else "did not match"
+            return [f"the source's own DB check says the final database {said}"
                     " (tau2 db_check.db_match, tau-bench r_actions: no hashes recorded)"]
-        expected, actual = s.get("expected_db_hash"), s.get("actual_db_hash")
+        expected, actual = s.expected_db_hash, s.actual_db_hash
         return [f"expected DB hash {expected or '(none: the scenario defines none)'}",
                 f"actual DB hash   {actual}" if actual else
                 "actual DB hash: none — the run recorded no final database hash (the bot returned none), so "
                 "DB_STATE_MATCH is False, as upstream scores it" if expected else "actual DB hash: none"]
     if signal == "judge_passed":
         facts = []
-        if s.get("judge_score") is not None:
-            threshold = s.get("judge_threshold")
-            facts.append(f"score {s['judge_score']:g} against threshold "
+        if s.judge_score is not None:
+            threshold = s.judge_threshold
+            facts.append(f"score {s.judge_score:g} against threshold "
                          + ("(none)" if threshold is None else f"{threshold:g}"))
         if judge:
             if judge.errored:
@@ -157,11 +159,11 @@ def _facts(signal: str, s: dict, verdicts: list[ItemVerdict], judge: Judgement |
             facts += [f"{key}: {_short(json.dumps(value, ensure_ascii=False), limit)}" for key, value in extra.items()]
         return facts
     if signal == "clean_exit":
-        return [f"stop reason {s.get('stop_reason')}"]
+        return [f"stop reason {s.stop_reason}"]
     declared = BY_NAME.get(signal)
     if declared and declared.items:  # its items' count, then each item's verdict
         passed, total = declared.items
-        head = [f"{s[passed]} of {s[total]} {declared.item_noun} passed"] if s.get(total) else []
+        head = [f"{s.value(passed)} of {s.value(total)} {declared.item_noun} passed"] if s.value(total) else []
         return head + _items(verdicts, signal, limit)
     return []
 
@@ -192,17 +194,18 @@ def _key_rows(reference: Any, prediction: Any, found: list[Difference], limit: i
     return rows
 
 
-def _action_items(s: dict, verdicts: list[ItemVerdict], tool_calls: list[ToolCall], limit: int) -> list[ActionItem]:
+def _action_items(s: ScenarioRow, verdicts: list[ItemVerdict], tool_calls: list[ToolCall],
+                  limit: int) -> list[ActionItem]:
     """ACTION_MATCH item by item: the voice-agent runner's reference against the agent's prediction
     (re-compared with the scenario's text flags), or tau2's expected actions against the agent's calls."""
     # the comparator (and the scoring package's imports) only for a page that shows it
     from scorelake.transforms.scoring import ActionMatchUndefined, TextFlags, differences, item_comparisons
 
-    if s.get("reference_json") is not None and s.get("prediction_json") is not None:
-        flags = TextFlags(bool(s.get("ignore_capitalization")), bool(s.get("ignore_punctuation")),
-                          bool(s.get("clean_text")))
+    if s.reference_json is not None and s.prediction_json is not None:
+        flags = TextFlags(bool(s.ignore_capitalization), bool(s.ignore_punctuation),
+                          bool(s.clean_text))
         try:
-            compared, extra = item_comparisons(json.loads(s["reference_json"]), json.loads(s["prediction_json"]), flags)
+            compared, extra = item_comparisons(json.loads(s.reference_json), json.loads(s.prediction_json), flags)
         except (ActionMatchUndefined, ValueError):
             return []
         items = []
@@ -219,7 +222,7 @@ def _action_items(s: dict, verdicts: list[ItemVerdict], tool_calls: list[ToolCal
                                     _key_rows(c.reference, c.prediction, list(c.differences), limit)
                                     if c.prediction is not None else [],
                                     [_difference_text(d, limit) for d in c.differences]))
-        strict = bool(s.get("strict_match")) or bool(s.get("disallow_extra_items"))
+        strict = bool(s.strict_match) or bool(s.disallow_extra_items)
         for ordinal, item in extra:
             items.append(ActionItem(len(items) + 1, None, not strict,
                                     f"prediction item {ordinal} matched no reference item"
@@ -271,25 +274,25 @@ def _timeline(turns: list[Turn], calls: list[ToolCall], checks: list[str]) -> li
     return timeline + unplaced + [Checks(text) for text in checks]
 
 
-def _checks(s: dict, judge: Judgement | None) -> list[str]:
+def _checks(s: ScenarioRow, judge: Judgement | None) -> list[str]:
     """Where the checks looked, once the conversation ended."""
     said = []
     if judge is not None:
         said.append("the judge read the conversation and the agent's final response: score "
                     + ("(none)" if judge.score is None else f"{judge.score:g}")
                     + (" (the judge itself failed)" if judge.errored else ""))
-    if s.get("expected_db_hash") is not None or s.get("dbsa_total"):
+    if s.expected_db_hash is not None or s.value("dbsa_total"):
         said.append("DB_STATE_MATCH and the DB predicates read the final database")
-    if s.get("is_action_match") is not None and s.get("reference_json") is not None:
+    if s.value("is_action_match") is not None and s.reference_json is not None:
         said.append("ACTION_MATCH read the agent's final response (its prediction) against the reference")
     return said
 
 
-def _review_facts(signal: str, s: dict, reviews: list[StandingReview], limit: int) -> list[str]:
+def _review_facts(signal: str, s: ScenarioRow, reviews: list[StandingReview], limit: int) -> list[str]:
     """The standing reviews of ``signal`` (and of its items), in words: under a policy that takes
     reviews, what it was and what the reviewer made it ("failed → passed by alice: ...")."""
-    takes = s.get("unreviewed") is not None
-    before = dict(entry.split("=", 1) for entry in (s.get("unreviewed") or "").split(";") if entry)
+    takes = s.unreviewed is not None
+    before = dict(entry.split("=", 1) for entry in (s.unreviewed or "").split(";") if entry)
     facts = []
     for r in reviews:
         if r.signal != signal:
@@ -316,35 +319,35 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
     s, verdicts, judge, reviews = evidence.scenario, evidence.verdicts, evidence.judge, evidence.reviews
     buckets = {name: status for status, key in (("passed", "passed"), ("failed", "failed"),
                                                  ("not applicable", "not_applicable"), ("excluded", "excluded"))
-               for name in s.get(key) or []}
+               for name in getattr(s, key) or []}
     reviewed = {r.signal for r in reviews}
     turns, tool_calls = evidence.turns, evidence.tool_calls
     items = _action_items(s, verdicts, tool_calls, limit)
     signals = [SignalLine(name, buckets.get(name, "not gated"),
                           _facts(name, s, verdicts, judge, items, limit) + _review_facts(name, s, reviews, limit))
-               for name in SIGNALS if name in buckets or s.get(BY_NAME[name].value) is not None or name in reviewed]
-    outcome = {True: "PASSED", False: "FAILED"}.get(s.get("is_successful"), "N/A")
-    failed = list(s.get("failed") or []) + (["stalled"] if s.get("stalled") else [])
-    summary = [f"domain {s['domain']}; stop reason {s.get('stop_reason')}; {s.get('total_turns')} turns; "
-               f"agent turns {s.get('agent_turns')} (min-agent-turns {s.get('min_agent_turns')})"]
-    if s.get("stalled"):
-        summary.append(f"stalled: the agent made {s.get('agent_turns')} turns, fewer than min-agent-turns "
-                       f"{s.get('min_agent_turns')}, so the scenario counts as failed and leaves every per-signal rate")
-    summary.append(f"whitelist: {', '.join(s.get('success_signals') or []) or '(none)'}")
+               for name in SIGNALS if name in buckets or s.value(BY_NAME[name].value) is not None or name in reviewed]
+    outcome = {True: "PASSED", False: "FAILED"}.get(s.is_successful, "N/A")
+    failed = list(s.failed or []) + (["stalled"] if s.stalled else [])
+    summary = [f"domain {s.domain}; stop reason {s.stop_reason}; {s.total_turns} turns; "
+               f"agent turns {s.agent_turns} (min-agent-turns {s.min_agent_turns})"]
+    if s.stalled:
+        summary.append(f"stalled: the agent made {s.agent_turns} turns, fewer than min-agent-turns "
+                       f"{s.min_agent_turns}, so the scenario counts as failed and leaves every per-signal rate")
+    summary.append(f"whitelist: {', '.join(s.success_signals or []) or '(none)'}")
     summary += [f"outcome reviewed: {fact}" for fact in _review_facts("is_successful", s, reviews, limit)]
     final = _final_answer(s, turns)
     if final is not None:
         summary.append(f"the agent's final answer: {_short(final, limit)}")
     reply = None if judge is None else {"score": judge.score, "reason": judge.reason,
                                         **json.loads(judge.extra_json or "{}")}
-    return Explanation(f"{evidence.run} / {s['scenario_name']} (policy {evidence.policy})", outcome, failed,
+    return Explanation(f"{evidence.run} / {s.scenario_name} (policy {evidence.policy})", outcome, failed,
                        summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)),
                        final, evidence.judge_input, reply, judge and judge.reply, evidence.task, evidence.heard)
 
 
-def _final_answer(s: dict, turns: list[Turn]) -> str | None:
+def _final_answer(s: ScenarioRow, turns: list[Turn]) -> str | None:
     """The agent's final answer: its prediction (final_agent_response.json), else its last turn."""
-    answer = json.loads(s["prediction_json"]) if s.get("prediction_json") is not None else None
+    answer = json.loads(s.prediction_json) if s.prediction_json is not None else None
     if answer is not None:
         return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
     said = [t.text for t in turns if t.role != "user" and t.text]

@@ -464,12 +464,13 @@ def _review_rows(evidence) -> list[dict]:
     """What a reviewer can give a verdict on, with its verdict now: each signal that has one (or is
     whitelisted), each NL assertion and DB predicate, and the outcome."""
     s = evidence.scenario
-    status = {name: passed for passed, key in ((True, "passed"), (False, "failed")) for name in s.get(key) or []}
-    rows = [{"signal": name, "assertion": None, "label": None, "passed": status.get(name, s.get(name) if isinstance(
-        s.get(name), bool) else None)} for name in SIGNALS
-        if name in status or isinstance(s.get(name), bool) or name in (s.get("success_signals") or [])]
+    status = {name: passed for passed, key in ((True, "passed"), (False, "failed")) for name in getattr(s, key) or []}
+    verdict = {name: s.columns.get(name) for name in SIGNALS}  # a pass rate's column is named apart: not a verdict
+    rows = [{"signal": name, "assertion": None, "label": None,
+             "passed": status.get(name, verdict[name] if isinstance(verdict[name], bool) else None)} for name in SIGNALS
+            if name in status or isinstance(verdict[name], bool) or name in (s.success_signals or [])]
     for v in evidence.verdicts:
         if v.kind in ITEM_SIGNALS:  # reviewed item by item too
             rows.append({"signal": v.kind, "assertion": v.ordinal, "label": v.label, "passed": v.passed})
-    rows.append({"signal": "is_successful", "assertion": None, "label": None, "passed": s.get("is_successful")})
+    rows.append({"signal": "is_successful", "assertion": None, "label": None, "passed": s.is_successful})
     return rows
