@@ -24,7 +24,7 @@ def _mdd(value: float | None) -> str:
 def _show(c, policy: str) -> None:
     """A comparison as people read it: the table, the flips, what was not compared and why (each
     list cut at its first 20 names)."""
-    from scorelake.present import delta_text, listed
+    from scorelake.present import delta_text, listed, mcnemar_text, not_compared
 
     headers = ["domain", "A", "A 95% CI", "B", "B 95% CI", "delta", "delta 95% CI", "change", "p", "detectable"]
     cells = [[r["domain"], pct(r["passed_a"], r["total_a"]), interval(r["ci_low_a"], r["ci_high_a"]),
@@ -36,19 +36,13 @@ def _show(c, policy: str) -> None:
               right=set(headers[1:7]) | {"p", "detectable"}))
     print(wrapped(f"fixed (failed -> passed), {len(c.fixed)}: {listed(c.fixed, more=ALL) or 'none'}"))
     print(wrapped(f"broken (passed -> failed), {len(c.broken)}: {listed(c.broken, more=ALL) or 'none'}"))
-    print(wrapped(f"exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken vs "
-                  f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g} (alpha {c.alpha:g}; a change is "
+    print(wrapped(f"exact {mcnemar_text(c)} (alpha {c.alpha:g}; a change is "
                   "'regressed' or 'improved' only beyond the noise; 'detectable': the smallest difference "
                   "these pairs find with power 0.8)"))
-    for words, names in (("only in A", c.only_a), ("only in B", c.only_b)):
-        if names:
-            err().print(wrapped(f"not compared, {words} ({len(names)}): {listed(names, more=ALL)}"),
-                        highlight=False)
-    if c.changed_definitions:
-        changes = listed([f"{d['scenario_name']} ({', '.join(d['changed']) or 'definition'})"
-                          for d in c.changed_definitions], more=ALL)
-        err().print(wrapped(f"not compared, definition changed ({len(c.changed_definitions)}): {changes}"
-                            + ("" if c.like_with_like else " [counted under --all]")), highlight=False)
+    for words, names in not_compared(c):
+        counted = " [counted under --all]" if words == "definition changed" and not c.like_with_like else ""
+        err().print(wrapped(f"not compared, {words} ({len(names)}): {listed(names, more=ALL)}{counted}"),
+                    highlight=False)
     for change in c.lineage_changes:
         err().print(wrapped(f"scored differently: {change}"), highlight=False)
     if c.latency is not None and c.latency.height:

@@ -6,7 +6,15 @@ the report draw from here; nothing here reads the warehouse."""
 
 from scorelake.present._explain import Checks, Explanation, Moment, PlacedCall, explain, explain_text, mark
 from scorelake.present._explain_html import explain_html
-from scorelake.present._gate import LISTED, delta_text, gate_summary, listed, regression_text
+from scorelake.present._gate import (
+    LISTED,
+    delta_text,
+    gate_summary,
+    listed,
+    mcnemar_text,
+    not_compared,
+    regression_text,
+)
 from scorelake.present._panels import (
     CAUSE_DOCS,
     LATENCY_PANEL,
@@ -20,7 +28,7 @@ from scorelake.present._panels import (
 from scorelake.present._report import render_report
 from scorelake.present._summary import render_summary
 
-__all__ = ["CAUSE_DOCS", "LATENCY_PANEL", "LATENCY_SCENARIO_PANEL", "LISTED", "MIN_EVENTS", "VOICE_PANEL", "Checks",
-           "Explanation", "Moment", "Panel", "PlacedCall", "cause_counts", "delta_text", "explain", "explain_html",
-           "explain_text", "gate_summary", "listed", "mark", "regression_text", "render_report", "render_summary",
-           "shown"]
+__all__ = ["CAUSE_DOCS", "Checks", "Explanation", "LATENCY_PANEL", "LATENCY_SCENARIO_PANEL", "LISTED", "MIN_EVENTS",
+           "Moment", "Panel", "PlacedCall", "VOICE_PANEL", "cause_counts", "delta_text", "explain", "explain_html",
+           "explain_text", "gate_summary", "listed", "mark", "mcnemar_text", "not_compared", "regression_text",
+           "render_report", "render_summary", "shown"]

@@ -3,7 +3,7 @@ text and a Prefect artifact."""
 
 from __future__ import annotations
 
-from scorelake.transforms.analysis import GateResult, Regression
+from scorelake.transforms.analysis import Comparison, GateResult, Regression
 
 
 def delta_text(row: dict, missing: str) -> tuple[str, str]:
@@ -12,6 +12,20 @@ def delta_text(row: dict, missing: str) -> tuple[str, str]:
         return missing, missing
     return (f"{row['delta'] * 100:+.1f} pts",
             f"[{row['delta_ci_low'] * 100:+.1f}, {row['delta_ci_high'] * 100:+.1f}]")
+
+
+def mcnemar_text(c: Comparison) -> str:
+    """The run-wide test in words (each face puts "exact" or "Exact" before it)."""
+    m = c.mcnemar
+    return f"McNemar on {c.paired} paired scenarios: {m.broken} broken vs {m.fixed} fixed, p = {m.p_value:.4g}"
+
+
+def not_compared(c: Comparison, a: str = "A", b: str = "B") -> list[tuple[str, list[str]]]:
+    """What a comparison left out, as (what, its names): the scenarios only run A (``a``) or only
+    run B (``b``) has, the definitions that changed (each with the parts that did)."""
+    changed = [f"{d['scenario_name']} ({', '.join(d['changed']) or 'definition'})" for d in c.changed_definitions]
+    return [(what, names) for what, names in ((f"only in {a}", c.only_a), (f"only in {b}", c.only_b),
+                                              ("definition changed", changed)) if names]
 
 
 def gate_summary(result: GateResult) -> str:

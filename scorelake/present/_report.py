@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from scorelake.present._explain_html import explain_html
-from scorelake.present._gate import delta_text
+from scorelake.present._gate import delta_text, mcnemar_text, not_compared
 from scorelake.present._panels import CAUSE_DOCS, DASH, LATENCY_PANEL, VOICE_PANEL, shown
 from scorelake.transforms.analysis import Comparison
 
@@ -54,13 +54,9 @@ def _scenario_link(run: str, scenario: str, pages: dict) -> str:
 def _not_compared_html(c: Comparison) -> str:
     """What the comparison left out, and why: scenarios only one run has, changed definitions, and a
     judge or flags that scored the runs differently."""
-    names = lambda items: ", ".join(html.escape(n) for n in items)  # noqa: E731
-    apart = [f"<li>only in the previous run ({len(c.only_a)}): {names(c.only_a)}</li>" if c.only_a else "",
-             f"<li>only in the latest run ({len(c.only_b)}): {names(c.only_b)}</li>" if c.only_b else "",
-             "<li>definition changed ({}): {}</li>".format(len(c.changed_definitions), names(
-                 f"{d['scenario_name']} ({', '.join(d['changed'])})" for d in c.changed_definitions))
-             if c.changed_definitions else "",
-             *(f"<li>scored differently: {html.escape(change)}</li>" for change in c.lineage_changes)]
+    apart = [f"<li>{words} ({len(names)}): {', '.join(html.escape(n) for n in names)}</li>"
+             for words, names in not_compared(c, "the previous run", "the latest run")]
+    apart += [f"<li>scored differently: {html.escape(change)}</li>" for change in c.lineage_changes]
     listed = "".join(apart)
     return f"<h3>Not compared</h3><ul id='apart'>{listed}</ul>" if listed else ""
 
@@ -79,8 +75,7 @@ def _comparison_html(c: Comparison | None, pages: dict) -> str:
         f"<th>95% interval</th><th>change</th><th>detectable</th></tr></thead><tbody>{rows}</tbody></table>"
         f"<p id='fixed'>Fixed ({len(c.fixed)}): {flips(c.fixed)}</p>"
         f"<p id='broken'>Broken ({len(c.broken)}): {flips(c.broken)}</p>"
-        f"<p id='mcnemar'>Exact McNemar on {c.paired} paired scenarios: {c.mcnemar.broken} broken, "
-        f"{c.mcnemar.fixed} fixed, p = {c.mcnemar.p_value:.4g}</p>{_not_compared_html(c)}"
+        f"<p id='mcnemar'>Exact {html.escape(mcnemar_text(c))}</p>{_not_compared_html(c)}"
     )
 
 

@@ -12,7 +12,7 @@ from urllib.parse import quote, urlencode
 
 import polars as pl
 
-from scorelake.present import LATENCY_PANEL, Explanation, explain_html, listed
+from scorelake.present import LATENCY_PANEL, Explanation, explain_html, listed, mcnemar_text, not_compared
 from scorelake.transforms.names import REVIEW_PICKS, SIGNALS
 from scorelake.transforms.results import StandingReview
 
@@ -446,19 +446,14 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, runs: list[str
                        for n in names) or "<li>none</li>"
 
     apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(listed(names, more=' (the API or --format json for all)'))}"
-                    "</li>" for words, names in (
-        ("only in A", comparison.only_a), ("only in B", comparison.only_b),
-        ("definition changed", [f"{d['scenario_name']} ({', '.join(d['changed'])})"
-                                for d in comparison.changed_definitions])) if names)
+                    "</li>" for words, names in not_compared(comparison))
     apart += "".join(f"<li>scored differently: {esc(change)}</li>" for change in comparison.lineage_changes)
-    m = comparison.mcnemar
     return (f"{compare_picker(runs, run_a, run_b, policy)}<h1>{esc(run_a)} → {esc(run_b)}</h1>"
             "<table id=\"deltas\"><tr><th>domain</th><th>A</th><th>A 95% CI</th><th>B</th><th>B 95% CI</th>"
             f"<th>delta</th><th>delta 95% CI</th><th>change</th></tr>{rows}</table>"
             f"<h2>Fixed (failed → passed): {len(comparison.fixed)}</h2><ul id=\"fixed\">"
             f"{flips(comparison.fixed, run_b)}</ul><h2>Broken (passed → failed): {len(comparison.broken)}</h2>"
-            f"<ul id=\"broken\">{flips(comparison.broken, run_b)}</ul><p>Exact McNemar on {comparison.paired} paired "
-            f"scenarios: {m.broken} broken vs {m.fixed} fixed, p = {m.p_value:.4g}</p>"
+            f"<ul id=\"broken\">{flips(comparison.broken, run_b)}</ul><p>Exact {esc(mcnemar_text(comparison))}</p>"
             + _compare_latency(comparison) + _compare_voice(comparison)
             + (f'<h2>Not compared</h2><ul id="apart">{apart}</ul>' if apart else ""))
 
