@@ -84,6 +84,21 @@ def test_the_latency_and_cost_commands(wh):
     assert whole["user_cost"] is None  # no price given: no cost, not zero
     refused = runner.invoke(app, ["cost", "--price", "agent=abc", "-w", wh.location])
     assert refused.exit_code == 2
+    tokens = runner.invoke(app, ["cost", "-w", wh.location])  # no price: the tokens themselves
+    assert tokens.exit_code == 0 and "tokens only" in tokens.stdout and "agent in" in tokens.stdout
+    assert f"{whole['agent_prompt_tokens']:,}" in tokens.stdout
+
+
+def test_a_name_that_is_none_is_answered_with_the_names_close_to_it(wh):
+    run = conformance_sessions()[0]
+    scenario = wh.scenarios(run)["scenario_name"][0]
+    typo = scenario.replace("__", "_", 1)
+    shown = runner.invoke(app, ["show", run, typo, "-w", wh.location])
+    assert shown.exit_code != 0 and f"did you mean '{scenario}'" in shown.stderr
+    rates = runner.invoke(app, ["rates", "--run", run[:-1], "-w", wh.location])
+    assert f"no run '{run[:-1]}'" in rates.stderr and "did you mean" in rates.stderr
+    far = runner.invoke(app, ["rates", "--policy", "no-such-policy-at-all", "-w", wh.location])
+    assert "no stored policy named" in far.stderr and "did you mean" not in far.stderr
 
 
 def test_a_source_that_records_no_latency_has_none(tmp_path):

@@ -24,3 +24,6 @@ MISSING_VERDICT = "Missing verdict; treated as failed."
 # A judge asked K times (rejudge --repeat): its asks are the judges NAME#k, their majority NAME@majority.
 ASK = "#"
 MAJORITY = "@majority"
+
+# Whose tokens cost what (run_latency's token columns: <side>_prompt_tokens, <side>_completion_tokens)
+COST_SIDES = ("agent", "user", "judge")

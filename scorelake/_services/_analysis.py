@@ -12,14 +12,13 @@ import polars as pl
 from scorelake._services._reading import Reading
 from scorelake._services._reads import Reads
 from scorelake.transforms.errors import MAX_PRICE, InvalidArgument, NotFound, check_range
-from scorelake.transforms.names import RECORDED
+from scorelake.transforms.names import COST_SIDES, RECORDED
 from scorelake.transforms.results import SpeechTimeline
 
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison, GateResult
 
 REPORT_SCENARIO_PAGES = 1000  # scenario sections a report carries at most (the rest: scorelake view)
-COST_SIDES = ("agent", "user", "judge")  # whose tokens cost what (run_latency's token columns)
 BY_DOMAIN_OR_SCENARIO = ("domain", "scenario")
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from scorelake._services._reads import Reads
+from scorelake._services._reads import Reads, did_you_mean
 from scorelake.storage import fetch
 from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
@@ -128,7 +128,9 @@ class Reading:
         """``evidence`` of a run and policy already known to exist."""
         found = self.evidence_of([(run, scenario)], policy, policy_id)
         if not found:
-            raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')")
+            known = self._reads.query("scenario_names", run_id=run)["scenario_name"]
+            raise NotFound(f"no scenario '{scenario}' in run '{run}' (under policy '{policy}')"
+                           f"{did_you_mean(scenario, known)}")
         return found[(run, scenario)]
 
     def _ruled(self, policy: str, keys: list[str]) -> dict[tuple[str, str], list[StandingReview]] | None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import difflib
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,13 @@ from scorelake.transforms.names import RECORDED
 if TYPE_CHECKING:
     import duckdb
     import polars as pl
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` naming the known names closest to ``name`` (a typo, a separator
+    dropped: ``tau2_retail_43`` for ``tau2_retail__43``), or nothing when none is close."""
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 class Reads:
@@ -49,7 +57,7 @@ class Reads:
         """The stored policy named (or with the id) ``policy``: its ``policies`` row."""
         found = self.query("policy", policy=policy)
         if found.is_empty():
-            raise NotFound(f"no stored policy named '{policy}'")
+            raise NotFound(f"no stored policy named '{policy}'{did_you_mean(policy, self.query('policies')['name'])}")
         return found.row(0, named=True)
 
     def policy_id(self, policy: str = RECORDED) -> str:
@@ -59,7 +67,7 @@ class Reads:
         """The committed ``runs`` row of ``run``, or ``NotFound``."""
         found = self.query("run", run_id=run)
         if found.is_empty():
-            raise NotFound(f"no run '{run}' in {self.location}")
+            raise NotFound(f"no run '{run}' in {self.location}{did_you_mean(run, self.query('run_ids')['run_id'])}")
         return found.row(0, named=True)
 
     def runs_known(self, runs: Sequence[str] | None) -> list[str] | None:

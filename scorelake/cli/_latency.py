@@ -4,7 +4,7 @@ panel (turn-taking, what each side heard, why a call failed) and cost."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -12,6 +12,7 @@ from scorelake.cli._app import command, emitted, err, fail
 from scorelake.cli._options import PolicyOpt, Read, RunsOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
+from scorelake.transforms.names import COST_SIDES
 
 
 class LatencyBy(StrEnum):
@@ -91,18 +92,20 @@ def voice(
 
 @command
 def cost(
-    price: Annotated[list[str], typer.Option(
-        help="SIDE=IN,OUT: the price per million input and output tokens of agent, user or judge (repeatable)")],
+    price: Annotated[Optional[list[str]], typer.Option(
+        help="SIDE=IN,OUT: the price per million input and output tokens of agent, user or judge (repeatable); "
+             "without any, the tokens alone")] = None,
     run: RunsOpt = None,
     read: Read = Read(),
 ) -> None:
     """What each run and domain's tokens cost, the agent's, the simulated user's and the judges' apart
-    (the judges: every call scorelake rejudge made).
+    (the judges: every call scorelake rejudge made); without --price, the tokens they spent.
 
     Example: scorelake cost --price agent=3,15 --price user=0.5,1.5 --price judge=1,2
+    Example: scorelake cost --run eval_20260904_080000
     """
     prices = {}
-    for item in price:
+    for item in price or ():
         side, sep, values = item.partition("=")
         parts = values.split(",")
         try:
@@ -119,6 +122,15 @@ def cost(
                         + (" (only the judges scorelake rejudge asks record theirs)" if side == "judge" else ""),
                         highlight=False)
     if emitted(found, read.fmt, read.wide):
+        return
+    if not prices:  # the tokens each side spent, in and out
+        count = lambda v: "" if v is None else f"{v:,}"  # noqa: E731
+        cells = [[r["run_id"], r["domain"], str(r["scenarios"]),
+                  *(count(r[f"{side}_{kind}_tokens"]) for side in COST_SIDES for kind in ("prompt", "completion"))]
+                 for r in found.iter_rows(named=True)]
+        headers = ["run", "domain", "scenarios", *(f"{side} {way}" for side in COST_SIDES for way in ("in", "out"))]
+        show_grid(Grid(headers, cells, "tokens (no --price given: tokens only)",
+                       right=set(headers[2:])).without_empty_columns())
         return
     money = lambda v: "" if v is None else f"{v:.4f}"  # noqa: E731
     cells = [[r["run_id"], r["domain"], str(r["scenarios"]), money(r["agent_cost"]), money(r["user_cost"]),

@@ -160,8 +160,9 @@ def migrate(warehouse: WarehouseOpt = None) -> None:
     """
     wh = scorelake.open(warehouse)
     kept = wh.migrate()
-    if kept is None:
-        fail(f"{wh.location}: nothing to migrate (no tables/ folder of the former format)", 2)
+    if kept is None:  # done already, or never needed: what was asked holds
+        err().print(f"{wh.location}: nothing to migrate (no tables/ folder of the former format)", highlight=False)
+        return
     err().print(f"{wh.location}: converted to Delta tables ({wh.runs().height} runs); the former files are in "
                 f"{kept}: remove them once you no longer need them", highlight=False)
 
