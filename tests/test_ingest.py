@@ -328,3 +328,10 @@ def test_a_text_list_column_is_the_same_made_from_repeated_lists_as_grouped(valu
             return type(exc)
 
     assert made(_list_column) == made(_grouped_list_column)
+
+
+def test_ingest_with_no_folder_where_there_is_no_default_says_to_give_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["ingest", "-w", str(tmp_path / "wh")])
+    assert done.exit_code == 2 and "data/runs: no such file or directory (the default, under" in done.stderr
+    assert "give the folder of your runs" in done.stderr

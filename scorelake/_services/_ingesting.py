@@ -32,7 +32,9 @@ class Ingesting:
         roots = [Path(p) for p in paths] if paths else [Path(DEFAULT_RUNS)]  # under the current directory
         for root in roots:
             if not root.exists():
-                raise InvalidArgument(f"{root}: no such file or directory")
+                given = "" if paths else (f" (the default, under {Path.cwd()}): give the folder of your runs, "
+                                          "e.g. scorelake ingest /path/to/eval_results")
+                raise InvalidArgument(f"{root}: no such file or directory{given}")
         how = runtime.how_on(dask_address, prefect, verbose, say, task_runner)
         return runtime.ingest(how, warehouse=self._reads.location, runs_dirs=[str(p.absolute()) for p in roots],
                               force=force, group=group, progress=progress)
