@@ -6,6 +6,7 @@ a message and an exit code, never a traceback or a hang."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -258,3 +259,14 @@ def test_the_process_pool_task_runner_finishes(tmp_path):
     done = subprocess.run([SCORELAKE, "ingest", str(tmp_path / "runs"), "--task-runner", "processes", "-w",
                            str(tmp_path / "wh")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "1 ingested" in done.stderr, done.stderr
+
+
+def test_object_storage_without_credentials_is_one_line_naming_the_variables(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "RUST_LOG"))}
+    env.update(AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE=str(tmp_path / "none"),
+               AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"), PREFECT_API_URL="")
+    done = subprocess.run([sys.executable, "-m", "scorelake", "rates", "-w", "s3://no-such-bucket/prefix"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode != 0 and len(said) == 1, done.stderr[-2000:]
+    assert "AWS_ACCESS_KEY_ID" in said[0] and "WARN" not in done.stderr

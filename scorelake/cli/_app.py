@@ -59,10 +59,18 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+# What delta-rs's object-store client says when it found no credentials anywhere it looked
+NO_CREDENTIALS = ("imds", "credential")  # (lower-cased) "IMDS is disabled", "failed to load credentials"
+CREDENTIALS_HINT = ("no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) "
+                    "and AWS_REGION; AWS_ENDPOINT_URL too for an S3-compatible server")
+
+
 def os_error_text(exc: OSError) -> str:
-    """One line from an OSError: its first line and, for a chain of causes (delta-rs), the innermost."""
+    """One line from an OSError: its first line and, for a chain of causes (delta-rs), the innermost;
+    for object storage that found no credentials, which variables to set."""
     lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip(" \u21b3") for line in str(exc).splitlines() if line.strip()]
-    return ": ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else type(exc).__name__
+    said = ": ".join(dict.fromkeys([lines[0], lines[-1]])) if lines else type(exc).__name__
+    return f"{CREDENTIALS_HINT} ({said})" if any(words in said.lower() for words in NO_CREDENTIALS) else said
 
 
 def write_output(path: Path, text: str) -> None:

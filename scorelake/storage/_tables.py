@@ -21,6 +21,10 @@ from scorelake.storage._faults import crash_point
 from scorelake.transforms.columns import SCHEMAS, SHARED_TEXTS, empty_frame
 from scorelake.transforms.errors import NotFound, TableMissing, WarehouseMissing
 
+# delta-rs's object-store client logs, at WARN, each credential provider it tries (lines of 800
+# columns, "IMDS is disabled"); the error that follows says what failed. RUST_LOG set keeps its say.
+os.environ.setdefault("RUST_LOG", "error")
+
 TABLES = tuple(SCHEMAS)
 # Rows keyed by (run_id, generation): visible while their generation is the run's committed one.
 RUN_TABLES = ("scenarios", "verdicts", "quarantine", "turns", "tool_calls", "judge_results", "judge_inputs", "voice",
