@@ -315,10 +315,10 @@ def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, int
     """Serve the scheduled refresh as a Prefect deployment: it needs a running Prefect server."""
     from scorelake.transforms.errors import InvalidArgument
 
-    chosen = orchestrate(True, "threads", verbose, say)
-    if not chosen.api_url:  # a temporary server has no scheduler (Prefect refuses to schedule on one)
+    if not configured_api_url():  # a temporary server has no scheduler (Prefect refuses to schedule on one)
         raise InvalidArgument("serve needs a running Prefect server: start one (`prefect server start`) and set "
                               "PREFECT_API_URL")
+    orchestrate(True, "threads", verbose, say)  # (after the refusal: it would announce a temporary server)
     from scorelake.flows.prefect_flows import serve as serve_deployment
 
     say(f"serving deployment 'scorelake-refresh/{name}' -> {warehouse}")

@@ -61,3 +61,14 @@ def test_served_deployment_ingests_new_runs_and_rescores_stored_policies(prefect
             "SELECT run_id, count(*) FROM scenario_scores WHERE policy_id = ? GROUP BY run_id",
             [lenient.id]).fetchall())
     assert counts == {"eval_20260902_091500": 34, "eval_20260904_080000": 14}
+
+
+def test_serve_without_a_running_server_says_only_that_it_needs_one(tmp_path):
+    """No temporary server is announced first: serve cannot run on one (it has no scheduler)."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}, "PREFECT_API_URL": "",
+           "PREFECT_HOME": str(tmp_path / "prefect")}
+    (tmp_path / "runs").mkdir()
+    done = subprocess.run([sys.executable, "-m", "scorelake", "serve", str(tmp_path / "runs"), "--interval", "60",
+                           "-w", str(tmp_path / "wh")], capture_output=True, text=True, env=env, timeout=120)
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(said) == 1 and "serve needs a running Prefect server" in said[0], said
