@@ -188,8 +188,13 @@ def _cluster_said(how: How):
     that did not fail."""
     quiet = _NoEngineTraceback()
     engine = [logging.getLogger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
-    dask = ([logging.getLogger(n) for n in list(logging.root.manager.loggerDict) if n.split(".")[0] == "distributed"]
-            if how.task_runner == "dask" and not how.verbose else [])
+    dask = []
+    if how.task_runner == "dask" and not how.verbose:  # the cluster's logs (40 lines a run) only with --verbose
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # its worker processes, started later
+        import distributed  # noqa: F401  (its logging set up now, not over the levels set below)
+
+        dask = [logging.getLogger(n) for n in ["distributed", *logging.root.manager.loggerDict]
+                if n.split(".")[0] == "distributed"]
     levels = [logger.level for logger in dask]
     if not how.verbose:
         for logger in engine:
