@@ -190,3 +190,17 @@ def test_a_scheduler_killed_mid_ingest_is_one_line_and_the_same_command_finishes
     assert again.returncode == 0, again_err
     scenarios = pl.read_delta(f"{warehouse}/scenarios")
     assert scenarios.height == scenarios.select("run_id", "scenario_name").n_unique() == SESSIONS * PER_SESSION
+
+
+def test_a_local_cluster_keeps_its_logs_to_itself_unless_verbose(prefect_server, tmp_path):
+    """The Dask path on a local cluster prints what an ingest prints, not the cluster's own lines
+    (scheduler, nannies, workers: about 40 a run); --verbose shows them."""
+    from prefect.settings import PREFECT_API_URL
+
+    from tests.conftest import REPO
+
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+    done = subprocess.run([sys.executable, "-m", "scorelake", "ingest", str(REPO / "data" / "runs"), "--task-runner",
+                           "dask", "-w", str(tmp_path / "wh")], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "distributed." not in done.stdout + done.stderr, done.stderr[-3000:]
