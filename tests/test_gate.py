@@ -289,6 +289,7 @@ class _Webhook:
         self.server.server_close()
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 @pytest.mark.parametrize("behaviour", ["fail", "hang", "trickle", "down"])
 def test_an_alert_the_webhook_does_not_take_is_kept_and_sent_with_the_next_run(tmp_path, behaviour):
     """A webhook that answers 500, hangs, trickles its answer or is down: each call ends within its
@@ -321,6 +322,7 @@ def test_an_alert_the_webhook_does_not_take_is_kept_and_sent_with_the_next_run(t
         hook.close()
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_alerts_go_on_past_one_refused_for_good_or_unreadable_and_overlapping_runs_send_each_once(tmp_path):
     """An alert the webhook refuses for good (400) and a line of the outbox that is not UTF-8 are set
     aside with the reason, and the alerts after them are delivered, in order; two runs delivering one

@@ -814,6 +814,7 @@ def test_the_judges_reply_is_kept_as_its_model_wrote_it(sample):
     assert "the judge's reply as its model wrote it" in text and "My verdict:" in text
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_scores_that_disagree_with_their_policys_judge_are_found_by_check_and_repaired_by_rescore(tmp_path):
     """A judgement of a policy's judge that changes after the policy scored with it (here appended as
     a commit of judgements would): `check` names the run and the policy, `rescore` scores it again,

@@ -69,6 +69,7 @@ def test_a_review_is_kept_with_its_history_and_a_later_one_supersedes_only_its_r
     assert then.reviews()[["reviewer", "verdict"]].rows() == [("alice", "pass")]
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_which_reviewers_verdict_stands_is_the_policys_rule(wh):
     """Three reviewers on one key (2 pass, 1 fail), two on another (1 each), one on a third."""
     say = [("qa__speed_of_light", "alice", "pass"), ("qa__speed_of_light", "bob", "pass"),
@@ -99,6 +100,7 @@ def test_which_reviewers_verdict_stands_is_the_policys_rule(wh):
         wh.rescore("no-one", reviews=True, review_rule="adjudicated", prefect=False)
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_reviewers_are_compared_like_judges_and_their_disagreements_queued(wh):
     for scenario, verdicts in {"qa__speed_of_light": "ppf", "qa__moon_landing": "pfp", "simple_qa_1": "fff",
                                "qa__telephone_inventor": "ppp"}.items():
@@ -162,6 +164,7 @@ def test_an_import_is_one_step_and_a_file_with_any_bad_line_stores_nothing(wh, t
     assert wh.reviews(history=True).height == 2  # the bad file stored nothing
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_rescore_with_reviews_recomputes_the_composite_by_the_runners_rules(wh):
     wh.rescore("plain", judge_threshold=0.9)  # the same flags without reviews: what reviews change
     people = "people"
@@ -206,6 +209,7 @@ def test_rescore_with_reviews_recomputes_the_composite_by_the_runners_rules(wh):
     assert wh.compare(BASELINE, BASELINE, policy=people).broken == []
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_running_rescore_again_picks_up_the_reviews_made_since(wh):
     wh.rescore("people", reviews=True)
     assert not scores(wh, "people")["qa__speed_of_light"]["is_successful"]
@@ -288,6 +292,7 @@ def test_two_reviewers_at_once_lose_nothing(wh):
     assert wh.check().consistent
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_the_judge_measured_against_people(wh):
     verdicts = {"qa__speed_of_light": "pass", "qa__telephone_inventor": "fail", "simple_qa_1": "fail",
                 "qa__moon_landing": "pass", "customer_service__order_delay": "fail"}

@@ -150,6 +150,7 @@ def test_two_runs_side_by_side_and_the_policy_switcher(warehouse, site, browser)
     assert "Exact McNemar on 14 paired scenarios" in browser.find_element(By.TAG_NAME, "body").text
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_off_loopback_a_token_is_required(warehouse):
     server, url = serve(warehouse, "--host", "0.0.0.0", "--token", "s3cret-s3cret-s3cret")
     try:

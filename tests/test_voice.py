@@ -436,6 +436,7 @@ def test_show_prints_what_the_agent_heard_of_each_user_turn(edited):
     assert as_json["heard"]["pairs"][1] == ["Yes, that's right.", "Yes, that's wrong."]
 
 
+@pytest.mark.slow  # seconds of one call: the fast loop leaves it to CI
 def test_compare_and_gate_see_the_voice_change_between_two_runs(edited, tmp_path):
     """The original baseline against the edited copy as a later run: the same verdicts (the edits
     touch no scoring input), more overlap and more word errors in qa: the gate passes without the
