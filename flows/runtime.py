@@ -193,7 +193,7 @@ def _cluster_said(how: How):
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # its worker processes, started later
         import distributed  # noqa: F401  (its logging set up now, not over the levels set below)
 
-        dask = [logging.getLogger(n) for n in ["distributed", *logging.root.manager.loggerDict]
+        dask = [logging.getLogger(n) for n in dict.fromkeys(["distributed", *logging.root.manager.loggerDict])
                 if n.split(".")[0] == "distributed"]
     levels = [logger.level for logger in dask]
     if not how.verbose:

@@ -5,6 +5,7 @@ meanings, how a value reads). A metric given a heading in ``VOICE_METRICS`` or d
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 from scorelake.transforms.columns import (
@@ -35,6 +36,14 @@ class Panel:
     @property
     def labels(self) -> list[str]:
         return [metric.label for metric in self.metrics]
+
+    def html_headings(self) -> str:
+        """Each metric's heading as an HTML table heading, titled with what it measures."""
+        return "".join(f'<th title="{html.escape(m.doc)}">{html.escape(m.label)}</th>' for m in self.metrics)
+
+    def html_cells(self, row: dict, events: bool = True) -> str:
+        """The row's values (``cells``) as HTML table cells."""
+        return "".join(f"<td class=num>{html.escape(value)}</td>" for value in self.cells(row, events))
 
 
 def shown(row: dict, metric: Column, events: bool = True) -> str:

@@ -204,12 +204,10 @@ def _latest_latency_html(latest: pl.DataFrame, number: int) -> str:
     """The latest run's latency panel per domain (``LATENCY_PANEL``, as ``scorelake latency`` prints it)."""
     if latest.is_empty():
         return ""
-    headings = "".join(f"<th title='{html.escape(m.doc)}'>{html.escape(m.label)}</th>" for m in LATENCY_PANEL.metrics)
-    rows = "".join(f"<tr><td>{html.escape(r['domain'])}</td>"
-                   + "".join(f"<td class=num>{html.escape(v)}</td>" for v in LATENCY_PANEL.cells(r)) + "</tr>"
+    rows = "".join(f"<tr><td>{html.escape(r['domain'])}</td>{LATENCY_PANEL.html_cells(r)}</tr>"
                    for r in latest.iter_rows(named=True))
     return (f"<p class='note'>The latest run (#{number}), in milliseconds:</p><table id='latest-latency'>"
-            f"<tr><th>domain</th>{headings}</tr>{rows}</table>")
+            f"<tr><th>domain</th>{LATENCY_PANEL.html_headings()}</tr>{rows}</table>")
 
 
 def _latency_html(latency: pl.DataFrame) -> str:

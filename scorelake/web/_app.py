@@ -25,6 +25,7 @@ from scorelake._csv import csv_text
 from scorelake.transforms.errors import NotFound, ScorelakeError, WarehouseBusy
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS, SIGNALS
 from scorelake.transforms.registry import ITEM_SIGNALS
+from scorelake.transforms.voice import speech_timeline
 from scorelake.present import explain
 from scorelake.web import _pages as pages
 from scorelake.web._voice import voice_page, voice_section
@@ -191,10 +192,10 @@ class Viewer:
                                          request.query_params.get("queue"))
         audio = (f"/runs/{pages.segment(run_id)}/audio/{pages.segment(name)}"
                  if self.wh.recording(run_id, name) else None)
-        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy,
-                                   voice_section(self.wh.voice_of(run_id, name), self.wh.speech_timeline(run_id, name),
-                                                 audio), forms,
-                                   request.query_params.get("saved"))
+        voice = self.wh.voice_of(run_id, name)  # read once: its timeline is measured from the same row
+        timeline = None if voice is None else speech_timeline(voice)
+        return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, voice_section(voice, timeline, audio),
+                                   forms, request.query_params.get("saved"))
 
     def audio(self, request: Request) -> Response:
         """A scenario's recording, where its run's folder on this machine holds one: the file as it is,

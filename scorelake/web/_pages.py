@@ -335,10 +335,9 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
     if histogram.is_empty():
         return f"{head}<p id=\"no-latency\">This run records no response latency.</p>"
     rows = "".join(
-        f"<tr><td>{esc(r['domain'])}</td>" + "".join(f"<td class=num>{esc(v)}</td>" for v in LATENCY_PANEL.cells(r))
+        f"<tr><td>{esc(r['domain'])}</td>{LATENCY_PANEL.html_cells(r)}"
         + f"<td class=num>{'' if r['interrupted'] is None else r['interrupted']}</td></tr>"
         for r in by_domain.iter_rows(named=True))
-    headings = "".join(f'<th title="{esc(m.doc)}">{esc(m.label)}</th>' for m in LATENCY_PANEL.metrics)
 
     def exchange(r: dict) -> str:
         href = scenario_link(run, r["scenario_name"], policy)
@@ -348,7 +347,7 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
 
     exchanges = "".join(exchange(r) for r in slowest.iter_rows(named=True))
     return (f"{head}"
-            f'<table id="latency"><tr><th>domain</th>{headings}'
+            f'<table id="latency"><tr><th>domain</th>{LATENCY_PANEL.html_headings()}'
             f'<th title="agent turns the user talked over">interrupted</th></tr>{rows}</table>'
             '<p class="note">Milliseconds.</p>'
             "<h2>Distribution</h2><p class=\"note\">Exchanges per response latency, from 0 to the run's p99; the "

@@ -8,7 +8,7 @@ import json
 
 import polars as pl
 
-from scorelake.present import CAUSE_DOCS, VOICE_PANEL, cause_counts, shown
+from scorelake.present import CAUSE_DOCS, VOICE_PANEL, cause_counts
 from scorelake.transforms.results import SpeechTimeline
 from scorelake.transforms.voice import words
 from scorelake.web._pages import esc, link, scenario_link, segment
@@ -105,7 +105,7 @@ def voice_section(row: dict | None, timeline: SpeechTimeline | None, audio: str 
     if row is None:
         return ""
     # the panel's metrics as this scenario has them (VOICE_PANEL: the headings every face uses)
-    facts = [(metric, shown(row, metric, events=False)) for metric in VOICE_PANEL.metrics]
+    facts = zip(VOICE_PANEL.metrics, VOICE_PANEL.cells(row, events=False))
     shown_facts = " · ".join(
         [*([f"the call ended <b>{esc(row['call_end'])}</b>"] if row["call_end"] else []),
          *(f'<span title="{esc(metric.doc)}">{esc(metric.label)} <b>{esc(value)}</b></span>'
@@ -142,7 +142,7 @@ def voice_page(run: str, panel: pl.DataFrame, scenarios: pl.DataFrame, policy: s
 
     def domain_row(r: dict) -> str:
         return (f"<tr><td>{esc(r['domain'])}</td><td class=num>{r['scenarios']}</td>"
-                + "".join(f"<td class=num>{esc(value)}</td>" for value in VOICE_PANEL.cells(r))
+                + VOICE_PANEL.html_cells(r)
                 + f"<td class=num>{'' if r['interrupted_turns'] is None else r['interrupted_turns']}</td>"
                 + f"<td>{esc(cause_counts(r))}</td></tr>")
 
@@ -152,9 +152,8 @@ def voice_page(run: str, panel: pl.DataFrame, scenarios: pl.DataFrame, policy: s
         f'<tr><td><a href="{scenario_link(run, r["scenario_name"], policy)}#voice">'
         f'{esc(r["scenario_name"])}</a></td><td>{esc(r["failure_cause"])}</td><td>{esc(r["failure_evidence"])}</td></tr>'
         for r in failed.sort("failure_cause", "scenario_name").iter_rows(named=True))
-    headings = "".join(f'<th title="{esc(m.doc)}">{esc(m.label)}</th>' for m in VOICE_PANEL.metrics)
     causes = "; ".join(f"{name}: {doc}" for name, doc in CAUSE_DOCS)
-    return (f"{head}<table id=\"voice-panel\"><tr><th>domain</th><th>scenarios</th>{headings}"
+    return (f"{head}<table id=\"voice-panel\"><tr><th>domain</th><th>scenarios</th>{VOICE_PANEL.html_headings()}"
             '<th title="agent turns the runner logged [INTERRUPTED]">interrupted</th>'
             f'<th title="{esc(causes)}">failed by cause</th></tr>'
             f"{rows}</table><p class=\"note\">{esc(VOICE_PANEL.note)}</p>"
