@@ -839,7 +839,7 @@ def test_ingest_prints_a_runs_first_warnings_and_how_many_more_and_verbose_print
 @pytest.mark.slow
 def test_a_long_recording_is_read_in_blocks_in_a_fraction_of_its_size(tmp_path):
     """A 300 MiB WAV (48 kHz stereo 16-bit, 27 minutes) is measured in under 600 MB, less than a
-    third of its extra size above a 3-minute one's (measured: 372 and 453 MB): the reader holds a
+    third of its extra size above a 3-minute one's (measured: 190 and 205 MB): the reader holds a
     block and each 20 ms frame's level, not the samples (it took 4.6 GB for 507 MiB when it read
     the file whole)."""
     import subprocess
