@@ -20,6 +20,10 @@ os.environ.pop("COLUMNS", None)
 CONFORMANCE = SHARED / "conformance" / "runs"
 BASELINE = "eval_20260904_080000"
 
+# A probe process's own peak memory in MB, printed. Its VmHWM, not ru_maxrss: Linux carries
+# ru_maxrss over from the parent across fork + exec, and the suite's pytest process passes 1 GB.
+PRINT_PEAK_MB = "print(int([l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]) // 1024)"
+
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 

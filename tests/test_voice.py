@@ -32,7 +32,7 @@ from scorelake.transforms.voice import (
 )
 from scorelake.transforms.columns import FAILURE_CAUSES, frame
 from scorelake.web._voice import timeline_svg
-from tests.conftest import BASELINE, CONFORMANCE
+from tests.conftest import BASELINE, CONFORMANCE, PRINT_PEAK_MB
 from tests.tau2_reference import events, segment_ticks
 from tests.test_view import browser, serve  # noqa: F401  (a fixture, and the viewer as a process)
 
@@ -859,7 +859,7 @@ def test_a_long_recording_is_read_in_blocks_in_a_fraction_of_its_size(tmp_path):
                 out.write(np.stack([tone, 0.1 * tone[::-1]], axis=1) + rng.normal(0, 1e-4, (len(t), 2)))
         probe = (f"from scorelake.transforms.voice import AudioUnreadable, audio_facts\ntry:\n"
                  f"    audio_facts({str(path)!r}, None)\nexcept AudioUnreadable:\n    pass\n"
-                 "print(int([l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]) // 1024)")
+                 + PRINT_PEAK_MB)
         said = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600, check=True)
         path.unlink()
         return int(said.stdout.split()[-1])
