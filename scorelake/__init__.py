@@ -32,6 +32,7 @@ from scorelake.transforms.errors import (
 from scorelake.transforms.results import (
     CheckResult,
     Evidence,
+    Headline,
     IngestResult,
     ItemVerdict,
     JudgeInput,
@@ -67,7 +68,7 @@ def __getattr__(name: str) -> Any:
         return getattr(analysis, name)
     raise AttributeError(f"module 'scorelake' has no attribute {name!r}")
 
-__all__ = ["CheckResult", "ClusterFailed", "Evidence", "GateResult", "IngestResult", "InvalidArgument",
+__all__ = ["CheckResult", "ClusterFailed", "Evidence", "GateResult", "Headline", "IngestResult", "InvalidArgument",
            "ItemVerdict", "JudgeInput", "JudgeRefused", "JudgeUnavailable", "Judgement", "NotFound", "NothingFound",
            "Refusal", "Regression", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScenarioRow",
            "ScorelakeError", "SessionReport", "SpeechTimeline", "StandingReview", "Task", "ToolCall", "Turn",

@@ -90,10 +90,10 @@ class Warehouse:
     verdicts = _handed("reading", Reading.verdicts)
     run_scenarios = _handed("reading", Reading.run_scenarios)
     search = _handed("reading", Reading.search)
-    judge_error_counts = _handed("reading", Reading.judge_error_counts)
     evidence = _handed("reading", Reading.evidence)
     # analysis
     rates = _handed("analysis", Analysis.rates)
+    headlines = _handed("analysis", Analysis.headlines)
     judge_errors = _handed("analysis", Analysis.judge_errors)
     compare = _handed("analysis", Analysis.compare)
     gate = _handed("analysis", Analysis.gate)

@@ -54,7 +54,7 @@ def test_every_rate_and_signal_reaches_the_views(wh):
 def test_every_rate_reaches_the_command_line_and_every_signal_show(wh):
     by_domain = wh.rates(by="domain")
     assert {r.rate for r in RATES} <= set(by_domain.columns)
-    grid = _domain_grid("run", "recorded", by_domain.to_dicts())
+    grid = _domain_grid("run (policy recorded)", by_domain.to_dicts())
     assert [label for label, _, _ in DOMAIN_RATES] == [r.label for r in RATES]
     assert set(grid.headers) <= {"domain", "n", "stalled", *(r.label for r in RATES)}
     run, scenario = wh.runs().row(0, named=True)["run_id"], wh.scenarios().row(0, named=True)["scenario_name"]

@@ -107,15 +107,15 @@ def test_judge_outages_are_marked_on_the_run_and_counted_on_the_runs_page(wh):
     rows = wh.run_scenarios(BASELINE, limit=100)
     marked = set(rows.filter(rows["judge_error"])["scenario_name"])
     assert {"qa__telephone_inventor", "restaurant__pizza_veggie_combo"} <= marked
-    counts = {r["run_id"]: r for r in wh.judge_error_counts().iter_rows(named=True)}
-    assert counts[BASELINE]["judge_errors"] == len(marked) and counts[BASELINE]["judge_only"] >= 1
+    headline = {h.run_id: h for h in wh.headlines()}[BASELINE]
+    assert headline.judge_errors == len(marked) and headline.judge_only >= 1
     from starlette.testclient import TestClient
 
     from scorelake.web import make_app
 
     client = TestClient(make_app(wh))
     runs = client.get("/").text
-    assert f"{len(marked)} judge error(s)" in runs and "2026-09-04 08:00" in runs  # and when it ran
+    assert f"{len(marked)} judge errors, " in runs and "2026-09-04 08:00" in runs  # and when it ran
     row = re.search(r"<tr class=\"passed\"><td><a [^>]*>restaurant__pizza_veggie_combo</a></td><td>(.*?)</td>",
                     client.get(f"/runs/{BASELINE}").text)[1]
     assert "judge error" in row  # passed, and its judge failed all the same

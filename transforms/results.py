@@ -276,6 +276,33 @@ class StandingReview:
     reviewed_at: datetime
 
 
+@dataclass(frozen=True)
+class Headline:
+    """A run in one line (``Warehouse.headlines``): whole-run success with its 95% Wilson interval,
+    the change from the run before it in its group on their paired scenarios, the judge's errors,
+    the stalled scenarios and the domain with the lowest success rate."""
+
+    run_id: str
+    run_group: str | None
+    scenarios: int
+    success_passed: int
+    success_total: int
+    success_rate: float | None
+    success_ci_low: float | None
+    success_ci_high: float | None
+    previous_run: str | None  # None: the first run of its group
+    pairs: int  # scenarios both runs ran with the same definition
+    broken: int  # passed before, failed now
+    fixed: int
+    change: str | None  # improved, regressed, inconclusive or unchanged (exact McNemar), None without pairs
+    judge_errors: int
+    judge_only: int  # scenarios the judge's error alone failed
+    stalled: int
+    worst_domain: str | None  # None when the run has one domain
+    worst_passed: int | None
+    worst_total: int | None
+
+
 def records(kind: type[T], frame: pl.DataFrame) -> list[T]:
     """``frame``'s rows as ``kind`` records (its fields taken by name)."""
     names = [f.name for f in fields(kind)]

@@ -13,7 +13,7 @@ from scorelake._services._reading import Reading
 from scorelake._services._reads import Reads
 from scorelake.transforms.errors import MAX_PRICE, InvalidArgument, NotFound, check_range
 from scorelake.transforms.names import COST_SIDES, RECORDED
-from scorelake.transforms.results import SpeechTimeline
+from scorelake.transforms.results import Headline, SpeechTimeline, records
 
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import Comparison, GateResult
@@ -51,6 +51,17 @@ class Analysis:
                                       "reviewed; calibrate the judge's own policy")
             labels = self._reads.query("calibration_labels", policy_id=policy_id, run_id=run)
         return with_calibration(found, labels, by)
+
+    def headlines(self, run: str | None = None, policy: str = RECORDED, *, alpha: float = 0.05) -> list[Headline]:
+        """Each run in one line under ``policy`` (``run``: only it), oldest session first: success with
+        its interval and n, the change from the run before it in its group (labelled as ``history``
+        labels it, at ``alpha``), the judge's errors, the stalls and the worst domain."""
+        from scorelake.transforms.analysis import with_change_labels
+
+        with self._reads.connection():
+            policy_id = self._reads.scoped(policy, run)
+            found = self._reads.query("headlines", policy_id=policy_id, run_id=run)
+        return records(Headline, with_change_labels(found, alpha))
 
     def judge_errors(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """The scenarios whose LLM judge failed (upstream scored them 0.0), with ``judge_only`` where
@@ -149,7 +160,9 @@ class Analysis:
             linked += [(r["run_id"], r["scenario_name"]) for r in stalled.iter_rows(named=True)]
             found = self._reading.evidence_of(list(dict.fromkeys(linked))[:REPORT_SCENARIO_PAGES], policy, policy_id)
             pages = {key: explain(evidence, limit=2000) for key, evidence in found.items()}
-        return render_report(history, runs, comparison, stalled, policy, pages, latency, voice, latest_latency)
+            headlines = self.headlines(policy=policy)
+        return render_report(history, runs, comparison, stalled, policy, pages, latency, voice, latest_latency,
+                             headlines)
 
     def latency(self, runs: Sequence[str] | None = None, by: Literal["domain", "scenario"] = "domain") -> pl.DataFrame:
         """The agent's response latency per run and domain (and the whole run, ``(all)``), or per

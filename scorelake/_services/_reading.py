@@ -112,12 +112,6 @@ class Reading:
             policy_id = self._reads.scoped(policy, run)
             return self._reads.query("search", q=phrase, run_id=run, policy_id=policy_id, limit=max(int(limit), 1))
 
-    def judge_error_counts(self, policy: str = RECORDED) -> pl.DataFrame:
-        """Per run, its scenarios whose judge failed under ``policy`` (``judge_errors``) and those the
-        judge alone failed (``judge_only``); runs without any have no row."""
-        with self._reads.connection():
-            return self._reads.query("run_judge_errors", policy_id=self._reads.policy_id(policy))
-
     def evidence(self, run: str, scenario: str, policy: str = RECORDED) -> Evidence:
         """Everything behind one scenario's verdict: its scored row, item verdicts, the judge's own
         result, the conversation and the tool calls."""

@@ -45,12 +45,13 @@ def sql(
 DOMAIN_RATES = [(r.label, r.prefix, r.signal) for r in RATES]
 
 
-def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
-    """Each domain's rates, a signal that gates its success (its whitelist) marked with *: the others
-    are reported but do not count, so judge passed 0% beside success 67% is no contradiction."""
+def _domain_grid(title: str, rows: list[dict]) -> Grid:
+    """The whole run's rates, then each domain's, a signal that gates a domain's success (its
+    whitelist) marked with *: the others are reported but do not count, so judge passed 0% beside
+    success 67% is no contradiction."""
     def cell_of(r: dict, rate: str, signal: str | None) -> str:
         text = pct(r[f"{rate}_passed"], r[f"{rate}_total"])
-        gates = signal in (r.get("gating_signals") or ())
+        gates = r["domain"] != "(all)" and signal in (r.get("gating_signals") or ())
         return f"{text}*" if text and gates else f"{text} " if text else text
 
     headers = ["domain", "n", *(header for header, _, _ in DOMAIN_RATES), "stalled"]
@@ -58,14 +59,13 @@ def _domain_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
               str(r["stalled"])]
              for r in rows]
     marked = any(r.get("gating_signals") for r in rows)
-    return Grid(headers, cells, f"{run_id} (policy {policy})" + ("; * gates success (the domain's whitelist)"
-                                                                 if marked else ""),
-                right=set(headers[1:])).without_empty_columns()
+    return Grid(headers, cells, title, right=set(headers[1:]),
+                note="* gates success (the domain's whitelist)" if marked else None).without_empty_columns()
 
 
-def _signal_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+def _signal_grid(title: str, rows: list[dict]) -> Grid:
     cells = [[BY_NAME[r["signal"]].label, pct(r["passed"], r["total"]), r["unit"]] for r in rows]
-    return Grid(["signal", "pass rate", "counted in"], cells, f"{run_id} (policy {policy})", right={"pass rate"})
+    return Grid(["signal", "pass rate", "counted in"], cells, title, right={"pass rate"})
 
 
 def _calibrated_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
@@ -101,16 +101,22 @@ def rates(
     Example: scorelake rates --run eval_20260904_080000 --by signal
     Example: scorelake rates --run eval_20260904_080000 --calibrated
     """
+    from scorelake.present import headline_parts
+
     wh = read.open()
     with wh.connection():
         df = wh.rates(by=by.value, run=run, policy=policy, calibrated=calibrated)
         judge_only = _judge_only(wh, run, policy)
+        headlines = {h.run_id: h for h in wh.headlines(run, policy)}
     if not emitted(df, read.fmt, read.wide):
-        grid = _calibrated_grid if calibrated else _domain_grid if by is RatesBy.domain else _signal_grid
         for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
             if n:
                 print()
-            show_grid(grid(run_id, policy, rows.to_dicts()))
+            if calibrated:
+                show_grid(_calibrated_grid(run_id, policy, rows.to_dicts()))
+                continue
+            title = f"{run_id} (policy {policy}): {'; '.join(headline_parts(headlines[run_id]))}"
+            show_grid((_domain_grid if by is RatesBy.domain else _signal_grid)(title, rows.to_dicts()))
     say_policy_judge(wh, policy)
     say_judge_only(judge_only)
 
@@ -140,18 +146,32 @@ def say_policy_judge(wh: scorelake.Warehouse, policy: str) -> None:
 
 @command
 def summary(
-    run: Annotated[str, typer.Argument(help="Run id: the session directory name, e.g. eval_20260902_091500")],
+    run: Annotated[Optional[str], typer.Argument(
+        help="Run id: the session directory name, e.g. eval_20260902_091500 (with --brief: every run without it)")]
+        = None,
     policy: PolicyOpt = RECORDED,
+    brief: Annotated[bool, typer.Option(
+        "--brief", help="The run's headline in one line instead: success with its 95% interval and n, the change "
+                        "from the run before in its group, judge errors, stalls, the worst domain")] = False,
     at: Where = Where(),
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file")] = None,
 ) -> None:
-    """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it.
+    """Render the run's all_summary.txt from the warehouse, as the upstream runner writes it; or,
+    with --brief, a line per run.
 
     Example: scorelake summary eval_20260904_080000 -o all_summary.txt
+    Example: scorelake summary --brief
     """
+    from scorelake.present import headline_text
+
+    if run is None and not brief:
+        fail("summary: name a run (or ask for every run's headline with --brief)", 2)
     wh = at.open()
     with wh.connection():
-        text = wh.summary(run, policy)
+        if brief:
+            text = "".join(headline_text(h) + "\n" for h in wh.headlines(run, policy))
+        else:
+            text = wh.summary(run, policy)
         judge_only = _judge_only(wh, run, policy)
     say_policy_judge(wh, policy)  # on stderr: the summary itself stays the runner's, byte for byte
     say_judge_only(judge_only)

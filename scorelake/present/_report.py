@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,8 +15,10 @@ import polars as pl
 
 from scorelake.present._explain_html import explain_html
 from scorelake.present._gate import delta_text, mcnemar_text, not_compared
+from scorelake.present._headline import headline_parts
 from scorelake.present._panels import CAUSE_DOCS, DASH, LATENCY_PANEL, VOICE_PANEL, shown
 from scorelake.transforms.analysis import Comparison
+from scorelake.transforms.results import Headline
 
 # JSON that is inert inside <script>: no "</script", "<!--" or "]]>" can form, and U+2028/9 (line
 # ends to older JavaScript) are escaped too. JSON.parse reads the escapes back as the characters.
@@ -252,8 +255,9 @@ def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
 def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Comparison | None,
                   stalled: pl.DataFrame, policy_name: str, pages: dict | None = None,
                   latency: pl.DataFrame | None = None, voice: pl.DataFrame | None = None,
-                  latest_latency: pl.DataFrame | None = None) -> str:
-    """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group);
+                  latest_latency: pl.DataFrame | None = None, headlines: Sequence[Headline] = ()) -> str:
+    """``history``: run_history rows of one policy; ``runs``: the run legend (run_id, started, group),
+    each with its ``headlines`` line;
     ``latency``: each run and domain's response latency percentiles (report_latency); ``voice``: each
     run's voice panel (report_voice); ``latest_latency``: the latest run's latency panel per domain
     (``Warehouse.latency``);
@@ -263,9 +267,11 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
     latency = pl.DataFrame() if latency is None else latency
     appendix = "".join(f"<section class='scenario' id='{anchor(run, scenario)}'>{explain_html(e)}</section>"
                        for (run, scenario), e in pages.items())
+    said = {h.run_id: "; ".join(headline_parts(h)) for h in headlines}
     legend = "".join(
         f"<li>#{i + 1} <b>{html.escape(r['run_id'])}</b> ({r['session_started_at'] or 'no timestamp'}, "
-        f"{html.escape(str(r['source']))}, group {html.escape(str(r['run_group']))})</li>"
+        f"{html.escape(str(r['source']))}, group {html.escape(str(r['run_group']))})"
+        f"{': ' + html.escape(said[r['run_id']]) if r['run_id'] in said else ''}</li>"
         for i, r in enumerate(runs.iter_rows(named=True)))
     chart_rows = history.select("domain", "run_id", "success_rate", "success_ci_low", "success_ci_high",
                                 "success_passed", "success_total", "change", "broken", "fixed").to_dicts()

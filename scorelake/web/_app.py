@@ -143,7 +143,8 @@ class Viewer:
     # ---- pages: (request, policy) -> the page's body ------------------------------------------------
     def runs(self, request: Request, policy: str) -> str:
         wh = self.wh
-        return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, wh.judge_error_counts(policy))
+        with wh.connection():
+            return pages.runs_page(wh.runs(), wh.rates(policy=policy), policy, wh.headlines(policy=policy))
 
     def search(self, request: Request, policy: str) -> str:
         q = request.query_params.get("q") or None
@@ -161,7 +162,7 @@ class Viewer:
         rows = self.wh.run_scenarios(run_id, policy, failed_only=query["failed"], domain=query["domain"],
                                      signal=query["signal"], sort=query["sort"], limit=self.page_size, offset=offset,
                                      q=query["q"])
-        domains = self.wh.rates(run=run_id, policy=policy)["domain"].to_list()
+        domains = [d for d in self.wh.rates(run=run_id, policy=policy)["domain"] if d != "(all)"]
         return pages.run_page(run_id, rows, domains, SCENARIO_SORTS, query, policy, self.page_size)
 
     def latency(self, request: Request, policy: str) -> str:

@@ -12,9 +12,17 @@ from urllib.parse import quote, urlencode
 
 import polars as pl
 
-from scorelake.present import LATENCY_PANEL, Explanation, explain_html, listed, mcnemar_text, not_compared
+from scorelake.present import (
+    LATENCY_PANEL,
+    Explanation,
+    explain_html,
+    headline_parts,
+    listed,
+    mcnemar_text,
+    not_compared,
+)
 from scorelake.transforms.names import REVIEW_PICKS, SIGNALS
-from scorelake.transforms.results import StandingReview
+from scorelake.transforms.results import Headline, StandingReview
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem 2rem; color: #1d2330; }
@@ -27,6 +35,7 @@ td:first-child { min-width: 10rem; } select, input { max-width: 100%; } select {
 svg { max-width: 100%; height: auto; }
 th { background: #f3f4f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.failed td:nth-child(2) { color: #b3261e; } tr.passed td:nth-child(2) { color: #1b7a36; }
+.headline { font-weight: 600; margin: .2rem 0 .5rem; }
 .mark { font-size: 11px; padding: 0 .3rem; border-radius: 3px; background: #fff3cd; color: #7a5b00; white-space: nowrap; }
 .outcome.failed b { color: #b3261e; } .outcome.passed b { color: #1b7a36; }
 pre { white-space: pre-wrap; word-break: break-word; margin: .2rem 0; background: #f6f7f9; padding: .3rem; }
@@ -140,18 +149,11 @@ def search_form(action: str, q: str | None, policy: str, keep: dict | None = Non
             'tool call" size="40" maxlength="500"><button type="submit" id="search">search</button></form>')
 
 
-def _judge_errors_text(errors: dict | None) -> str:
-    if not errors:
-        return ""
-    alone = f", {errors['judge_only']} failed by the judge alone" if errors["judge_only"] else ""
-    return f'<span class="mark judge-errors">{errors["judge_errors"]} judge error(s){alone}</span>'
-
-
-def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str,
-              judge_errors: pl.DataFrame | None = None) -> str:
-    """Every run, newest first: when it ran, its source, group and size, its judge errors, and its
+def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, headlines: list[Headline]) -> str:
+    """Every run, newest first: when it ran, its source, group and size, its headline (success, the
+    change from the run before, judge errors, stalls, the worst domain), and the whole run's and its
     domains' composite and task rates."""
-    errors = {r["run_id"]: r for r in (judge_errors.iter_rows(named=True) if judge_errors is not None else ())}
+    said = {h.run_id: h for h in headlines}
     parts = ["<h1>Runs</h1>", search_form("/search", None, policy)]
     ids = runs["run_id"].to_list()
     if len(ids) >= 2:
@@ -168,8 +170,9 @@ def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str,
         started = str(run["session_started_at"])[:16] if run.get("session_started_at") else "no start time recorded"
         parts.append(f'<h2 class="run"><a href="{href}">{esc(run["run_id"])}</a></h2>'
                      f'<p class="run-info">{esc(started)} · {esc(run["source"])} · group {esc(run["run_group"])} · '
-                     f"{run['n_scenarios']} scenarios, {run['n_quarantined']} quarantined · {esc(run['status'])} "
-                     f"{_judge_errors_text(errors.get(run['run_id']))}</p>"
+                     f"{run['n_scenarios']} scenarios, {run['n_quarantined']} quarantined · {esc(run['status'])}</p>"
+                     + (f'<p class="headline">{esc("; ".join(headline_parts(said[run["run_id"]])))}</p>'
+                        if run["run_id"] in said else "") +
                      "<table><tr><th>domain</th><th>n</th><th>success</th><th>task</th><th>stalled</th></tr>"
                      f"{cells}</table>")
     return "\n".join(parts)

@@ -1,18 +1,13 @@
--- depends on: scenario_scores, stg_runs
+-- depends on: previous_runs, scenario_scores
 -- Each run against the run before it in its group (session order), under each policy, per domain
 -- and the whole run ('(all)'), paired as `compare` pairs: the scenarios both ran with the same
 -- definition and both gave a verdict. `broken`: passed before, failed now; `fixed`: the reverse.
 -- `history` labels each change from the exact McNemar test on these pairs (never `regressed`
 -- within the noise).
-WITH ordered AS (
-    SELECT run_id, lag(run_id) OVER (PARTITION BY run_group ORDER BY session_started_at NULLS FIRST, run_id)
-               AS previous_run
-    FROM stg_runs
-),
-paired AS (
+WITH paired AS (
     SELECT o.run_id, o.previous_run, now.policy_id, now.domain,
            earlier.is_successful AS passed_before, now.is_successful AS passed_now
-    FROM ordered AS o
+    FROM previous_runs AS o
     JOIN scenario_scores AS now ON now.run_id = o.run_id
     JOIN scenario_scores AS earlier
       ON earlier.run_id = o.previous_run AND earlier.policy_id = now.policy_id
