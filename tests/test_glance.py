@@ -3,6 +3,7 @@ stay short and keep their keys, every column explained."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import polars as pl
@@ -11,7 +12,9 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
-from tests.conftest import CONFORMANCE, summary_rates
+from tests.conftest import CONFORMANCE, REPO, summary_rates
+
+SAMPLE = "eval_20260903_140200"  # data/runs' first run
 
 runner = CliRunner()
 
@@ -67,3 +70,164 @@ def test_the_headline_is_in_rates_summary_brief_the_viewer_and_the_report(wh, tm
 
 def test_every_conformance_session_has_a_headline(wh):
     assert {h.run_id for h in wh.headlines()} == {p.name for p in CONFORMANCE.glob("eval_*")}
+
+
+# ---- every column explained -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    """The sample's runs with people's reviews and a judge asked three times over: every table the
+    command line prints has rows."""
+    from tests.judge_server import JudgeServer
+    from tests.test_rejudge import replay
+
+    wh = scorelake.open(tmp_path_factory.mktemp("glance") / "wh")
+    wh.ingest(REPO / "data" / "runs", prefect=False)
+    with JudgeServer(replay) as server:
+        wh.rejudge("replay", url=server.url, repeat=3, concurrency=4, retries=0, prefect=False)
+    for n, name in enumerate(wh.scenarios(run=SAMPLE)["scenario_name"][:6]):
+        wh.review(SAMPLE, name, "judge_passed", "pass" if n % 2 else "fail", reviewer="alice")
+        wh.review(SAMPLE, name, "judge_passed", "pass", reviewer="bob")
+    return wh
+
+
+def tables_of(wh: scorelake.Warehouse) -> list[list[str]]:
+    """Each command that prints tables, on the sample: ``--format table`` and its arguments."""
+    first, second = wh.runs()["run_id"].to_list()[:2]
+    return [["rates"], ["rates", "--by", "signal"], ["rates", "--calibrated", "-r", SAMPLE],
+            ["compare", first, second], ["history"], ["flaky"], ["passk"], ["log"], ["policies"],
+            ["latency"], ["latency", "--by", "scenario"], ["voice"], ["voice", "--by", "scenario"],
+            ["cost"], ["cost", "--price", "agent=1,2"], ["show", SAMPLE, "--failed"], ["show", "--grep", "order"],
+            ["judges"], ["judges", "--stability"], ["judges", "--stability", "--by", "scenario"],
+            ["compare-judges", "recorded", "replay@majority"], ["compare-judges", "human", "recorded", "--sweep"],
+            ["compare-judges", "human", "recorded", "--plan", "0.5"], ["reviews"], ["reviews", "--history"]]
+
+
+def test_every_column_a_table_prints_is_explained_in_its_legend(judged, monkeypatch):
+    from scorelake.cli import _terminal
+
+    seen: dict[str, str] = {}
+    legend = _terminal._legend
+
+    def recorded(grid):
+        said = legend(grid)
+        seen.update({h: " ".join(args) for h in grid.headers if h not in said})
+        shown_headers.update(grid.headers)
+        return said
+
+    shown_headers: set[str] = set()
+    monkeypatch.setattr(_terminal, "_legend", recorded)
+    monkeypatch.setenv("COLUMNS", "400")
+    for args in tables_of(judged):
+        done = runner.invoke(app, [*args, "-w", judged.location])
+        assert done.exit_code == 0, (args, done.output)
+    assert not seen, f"columns without a meaning: {seen}"
+    assert len(shown_headers) > 80
+
+
+def test_every_table_heading_of_the_viewer_and_the_report_says_what_it_means(judged):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    client = TestClient(make_app(judged, token="t" * 16, review=True))
+    client.cookies.set("scorelake_token", "t" * 16)
+    first, second = judged.runs()["run_id"].to_list()[:2]
+    failed = judged.scenarios(run=SAMPLE).filter(~pl.col("is_successful"))["scenario_name"][0]
+    pages = {path: client.get(path + ("&" if "?" in path else "?") + "token=" + "t" * 16).text for path in (
+        "/", f"/runs/{SAMPLE}", f"/runs/{SAMPLE}/latency", f"/runs/{SAMPLE}/flaky", f"/runs/{SAMPLE}/voice",
+        f"/runs/{SAMPLE}/judge", f"/runs/{SAMPLE}/scenarios/{failed}", f"/compare?a={first}&b={second}",
+        "/search?q=order", "/review")}
+    pages["report"] = judged.report()
+    untitled = {(path, h) for path, text in pages.items() for h in re.findall(r"<th>([^<]+)</th>", text)}
+    assert not untitled, " | ".join(sorted({h for _, h in untitled}))
+    assert sum(text.count("<th title=") for text in pages.values()) > 100
+
+
+# ---- long output that stays readable --------------------------------------------------------------
+
+def test_listings_take_a_limit_and_a_sort_in_every_format(wh):
+    every = runner.invoke(app, ["latency", "--by", "scenario", "-f", "csv", "-w", wh.location])
+    rows = pl.read_csv(every.stdout.encode())
+    slowest = runner.invoke(app, ["latency", "--by", "scenario", "--top", "5", "--sort", "-p95_ms", "-f", "csv",
+                                  "-w", wh.location])
+    top = pl.read_csv(slowest.stdout.encode())
+    assert top.height == 5 and top["p95_ms"].to_list() == rows["p95_ms"].sort(descending=True, nulls_last=True)[:5].to_list()
+    assert f"the first 5 of {rows.height} rows" in slowest.stderr
+    limited = runner.invoke(app, ["voice", "--by", "scenario", "--limit", "3", "-f", "json", "-w", wh.location])
+    assert len(json.loads(limited.stdout)) == 3
+    typo = runner.invoke(app, ["voice", "--by", "scenario", "--sort", "overlap", "-w", wh.location])
+    assert typo.exit_code == 2 and "did you mean 'overlap_s'?" in typo.stderr
+    for command in (["flaky"], ["reviews"], ["judges"], ["cost"], ["compare-judges", "recorded", "human"]):
+        assert "--limit" in runner.invoke(app, [*command, "--help"]).stdout, command
+    versions = runner.invoke(app, ["log", "--last", "2", "-f", "json", "-w", wh.location])
+    assert [v["version"] for v in json.loads(versions.stdout)] == [v.version for v in wh.log()][-2:]
+
+
+def test_split_tables_repeat_their_key_columns_and_long_names_are_shortened_in_the_middle(wh, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    latency = runner.invoke(app, ["latency", "--no-legend", "-w", wh.location]).stdout.split("\n\n")
+    assert len(latency) > 1
+    headers = [part.splitlines()[1 if n == 0 else 0].split()[:2] for n, part in enumerate(latency)]
+    assert all(h == ["run", "domain"] for h in headers), headers
+    by_scenario = runner.invoke(app, ["voice", "--by", "scenario", "--no-legend", "-w", wh.location]).stdout
+    names = set(wh.voice(by="scenario")["scenario_name"])
+    long = max(names, key=len)
+    assert len(long) > 60 and long not in by_scenario
+    shortened = [line.split("  ")[1].strip() for line in by_scenario.splitlines() if "…" in line]
+    assert shortened and all(s[:s.index("…")] and any(n.startswith(s[:s.index("…")]) and n.endswith(s[s.index("…") + 1:])
+                                                      for n in names) for s in shortened)
+    assert max(map(len, by_scenario.splitlines())) <= 100
+
+
+def test_a_legend_explains_each_column_once_a_command_and_drops_with_no_legend(wh, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    said = runner.invoke(app, ["rates", "-w", wh.location]).stdout
+    assert said.count("\nsuccess: the composite is_successful") == 1 and said.count("\n(all) ") >= len(wh.runs())
+    assert "success: the composite" not in runner.invoke(app, ["rates", "--no-legend", "-w", wh.location]).stdout
+    monkeypatch.delenv("COLUMNS")
+    assert "success: the composite" not in runner.invoke(app, ["rates", "-w", wh.location]).stdout  # piped
+
+
+def test_output_longer_than_the_terminal_goes_through_the_pager_and_never_when_piped(wh, tmp_path):
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    pager = tmp_path / "pager"
+    pager.write_text('#!/bin/sh\ncat > "$PAGED"\n')
+    pager.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"SCORELAKE_PAGER": str(pager)}
+
+    def on_a_terminal(*args: str) -> tuple[str | None, str]:
+        paged = tmp_path / f"paged-{args[0]}"
+        main, screen = pty.openpty()
+        fcntl.ioctl(screen, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        subprocess.run([sys.executable, "-m", "scorelake", *args, "-w", wh.location], stdin=screen, stdout=screen,
+                       stderr=screen, env=env | {"PAGED": str(paged)}, timeout=300, check=True)
+        os.close(screen)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(main)
+        return (paged.read_text() if paged.exists() else None), shown.decode()
+
+    paged, shown = on_a_terminal("latency", "--by", "scenario")
+    assert paged is not None and paged.count("\n") > 30  # bold headings kept: less -R shows them
+    assert max(len(re.sub(r"\x1b\[[0-9;]*m", "", line)) for line in paged.splitlines()) <= 100
+    assert "response latency (ms)" not in shown  # all of it went to the pager
+    paged, shown = on_a_terminal("policies")
+    assert paged is None and "recorded" in shown  # it fits the screen: written as it is
+    piped = subprocess.run([sys.executable, "-m", "scorelake", "latency", "--by", "scenario", "-w", wh.location],
+                           capture_output=True, text=True, env=env | {"PAGED": str(tmp_path / "piped")}, check=True)
+    assert not (tmp_path / "piped").exists() and piped.stdout.count("\n") > 30

@@ -77,7 +77,7 @@ def test_wide_and_piped_output_keep_every_column_at_full_width(warehouse):
     assert csv.startswith("run_id,domain,scenarios,success_passed,success_total,success_rate")
 
 
-def test_a_table_too_wide_is_split_and_a_key_too_long_becomes_records(monkeypatch):
+def test_a_table_too_wide_is_split_and_a_key_too_long_is_shortened_or_becomes_records(monkeypatch):
     grid = Grid(["run", "a", "b", "c"], [["r" * 30, "1" * 20, "2" * 20, "3" * 20]], right={"a", "b", "c"})
     monkeypatch.setenv("COLUMNS", "80")
     out = io.StringIO()
@@ -87,7 +87,10 @@ def test_a_table_too_wide_is_split_and_a_key_too_long_becomes_records(monkeypatc
     assert all(len(line) <= 80 for line in out.getvalue().splitlines())
     monkeypatch.setenv("COLUMNS", "50")
     out = io.StringIO()
-    show(Grid(["run", "a"], [["x" * 70, "1"]]), stream=out)
+    show(Grid(["run", "a"], [["x" * 35 + "y" * 35, "1"]]), stream=out)
+    assert out.getvalue().splitlines()[2] == "x" * 23 + "…" + "y" * 23 + "  1"  # its start and end
+    out = io.StringIO()
+    show(Grid(["run", "a"], [["x" * 70, "1"]], shortenable=False), stream=out)  # a key people copy whole
     records = out.getvalue().splitlines()
     assert all(len(line) <= 50 for line in records)
     assert "".join(line.split()[-1] for line in records[:-1]) == "x" * 70  # folded, not cut

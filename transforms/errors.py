@@ -3,7 +3,9 @@ message says what is wrong and, where there is one, what to do."""
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable
 
 
 class ScorelakeError(Exception):
@@ -93,3 +95,10 @@ class JudgeRefused(ScorelakeError):
 
 class JudgeUnavailable(JudgeRefused):
     """The judge left many calls in a row unanswered after their retries: it is down, asking stops."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` naming the known names closest to ``name`` (a typo, a separator
+    dropped: ``tau2_retail_43`` for ``tau2_retail__43``), or nothing when none is close."""
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from scorelake._services._reads import Reads, did_you_mean
+from scorelake._services._reads import Reads
 from scorelake.storage import fetch
-from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.errors import InvalidArgument, NotFound, did_you_mean
 from scorelake.transforms.names import RECORDED, SCENARIO_SORTS
 from scorelake.transforms.results import (
     Evidence,

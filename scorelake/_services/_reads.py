@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from scorelake.storage import Store
-from scorelake.transforms.errors import InvalidArgument, NotFound
+from scorelake.transforms.errors import InvalidArgument, NotFound, did_you_mean
 from scorelake.transforms.names import RECORDED
 
 if TYPE_CHECKING:
     import duckdb
     import polars as pl
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``; did you mean 'x'?`` naming the known names closest to ``name`` (a typo, a separator
-    dropped: ``tau2_retail_43`` for ``tau2_retail__43``), or nothing when none is close."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 class Reads:

@@ -18,8 +18,8 @@ import typer
 
 import scorelake
 from scorelake._csv import csv_text
-from scorelake.cli._options import OPTION_BUNDLES, Format
-from scorelake.cli._terminal import Grid, show
+from scorelake.cli._options import OPTION_BUNDLES, Format, Read
+from scorelake.cli._terminal import LEGENDS, Grid, paged, show
 from scorelake.transforms.errors import ScorelakeError
 
 app = typer.Typer(help="Re-score and query stored voice-agent evaluation runs.\n\nStart with `scorelake ingest` "
@@ -84,8 +84,9 @@ def write_output(path: Path, text: str) -> None:
 def command(fn: Callable) -> Callable:
     """A command function whose scorelake errors end it with their message and exit code (the
     package's ``__init__`` registers the commands on ``app``, in the order ``--help`` lists them). A
-    parameter annotated with an option bundle (``Where``, ``Read``) becomes the bundle's options (its
-    fields, as typer reads them) and reaches the function as one bundle."""
+    parameter annotated with an option bundle (``Where``, ``Read``, ``Listing``) becomes the bundle's
+    options (its fields, as typer reads them) and reaches the function as one bundle; what a command
+    that reads prints goes through a pager on a terminal when it is longer than the screen."""
     hints = typing.get_type_hints(fn, include_extras=True)
     bundled = {name: hint for name, hint in hints.items() if hint in OPTION_BUNDLES}
     parameters = []
@@ -101,20 +102,33 @@ def command(fn: Callable) -> Callable:
     def run(*a, **kw):
         for name, bundle in bundled.items():
             kw[name] = bundle(**{f.name: kw.pop(f.name) for f in dataclasses.fields(bundle)})
+        read = next((kw[name] for name in bundled if isinstance(kw[name], Read)), None)
+        explained = LEGENDS.set(set() if read is None or read.legend else None)
         try:
-            return fn(*a, **kw)
-        except ScorelakeError as exc:
-            fail(str(exc), exc.exit_code)
-        except BrokenPipeError:  # the reader of the output went away (`| head`): nothing to say
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
-            raise typer.Exit(1) from None
-        except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
-            fail(os_error_text(exc), 1)
+            if read is None:  # a command that writes, or a server: its output as it comes
+                return _run(fn, *a, **kw)
+            with paged():  # what a reading command prints, through a pager when longer than the terminal
+                return _run(fn, *a, **kw)
+        finally:
+            LEGENDS.reset(explained)
 
     run.__signature__ = inspect.Signature(parameters)
     run.__annotations__ = {p.name: p.annotation for p in parameters}
     run.__doc__ = reflowed(fn.__doc__ or "")
     return run
+
+
+def _run(fn: Callable, *a, **kw):
+    """``fn`` with the errors a user can act on said in a line and ended with their exit code."""
+    try:
+        return fn(*a, **kw)
+    except ScorelakeError as exc:
+        fail(str(exc), exc.exit_code)
+    except BrokenPipeError:  # the reader of the output went away (`| head`): nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+        raise typer.Exit(1) from None
+    except OSError as exc:  # the file system, the object store or a cluster said no: say what it said
+        fail(os_error_text(exc), 1)
 
 
 def reflowed(doc: str) -> str:

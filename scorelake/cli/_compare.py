@@ -9,7 +9,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, emitted, err, interval, pct, print_json
-from scorelake.cli._options import AlphaOpt, Format, FormatOpt, PolicyOpt, Read, WarehouseOpt
+from scorelake.cli._options import AlphaOpt, Format, FormatOpt, Listing, PolicyOpt, Read, WarehouseOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
@@ -147,14 +147,14 @@ def flaky(
     group: Annotated[Optional[str], typer.Option("--group", "-g", help="One run group [default: every group]")] = None,
     min_verdicts: Annotated[int, typer.Option("--min-verdicts", help="Only tasks with at least this many verdicts")] = 2,
     policy: PolicyOpt = RECORDED,
-    read: Read = Read(),
+    read: Listing = Listing(),
 ) -> None:
     """Tasks whose verdict both passed and failed across the comparable runs (and trials) of their group,
     most often flipping first: a flip of one of them between two runs is likely noise.
 
     Example: scorelake flaky --run eval_20260904_110000
     """
-    df = read.open().flaky(run, group, policy, min_verdicts=min_verdicts)
+    df = read.of(read.open().flaky(run, group, policy, min_verdicts=min_verdicts))
     if emitted(df, read.fmt, read.wide):
         return
     if df.is_empty():
@@ -162,6 +162,6 @@ def flaky(
         return
     cells = [[r["task_id"], r["domain"], r["run_group"], str(r["verdicts"]), str(r["passed"]), str(r["failed"]),
               str(r["flips"]), f"{r['flip_rate'] * 100:.0f}%"] for r in df.iter_rows(named=True)]
-    headers = ["task", "domain", "group", "verdicts", "passed", "failed", "flips", "flip rate"]
-    show_grid(Grid(headers, cells, f"flaky tasks ({df.height}), policy {policy}, most often flipping first",
+    headers = ["task id", "domain", "group", "verdicts", "passed", "failed", "flips", "flip rate"]
+    show_grid(Grid(headers, cells, f"flaky tasks ({df.height}), policy {policy}, most often flipping first", keys=2,
                    right=set(headers[3:])))

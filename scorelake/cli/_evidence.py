@@ -75,8 +75,7 @@ def show(
         cells = [[r["scenario_name"], r["domain"], ", ".join(r["failed"] + (["stalled"] if r["stalled"] else [])),
                   cell(r["judge_score"])] for r in rows.iter_rows(named=True)]
         show_grid(Grid(["scenario", "domain", "failed by", "judge score"], cells,
-                       f"{run}: {rows.height} failed (policy {policy})", right={"judge score"},
-                       foldable=True).without_empty_columns())
+                       f"{run}: {rows.height} failed (policy {policy})", right={"judge score"}).without_empty_columns())
         return
     evidence = wh.evidence(run, scenario, policy)
     if fmt is ShowFormat.json:

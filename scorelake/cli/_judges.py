@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -11,7 +12,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, emit, emitted, err, fail, pct, print_json, say, say_converted
-from scorelake.cli._options import DaskAddressOpt, Format, PrefectOpt, Read, RunsOpt, VerboseOpt, WarehouseOpt
+from scorelake.cli._options import DaskAddressOpt, Format, Listing, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
 from scorelake.cli._terminal import Grid, wrapped
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import MAJORITY, RECORDED
@@ -115,7 +116,7 @@ def judges(
     stability: Annotated[bool, typer.Option(
         "--stability", help="How often a repeated judge's asks (rejudge --repeat) disagree, per judge and domain")] = False,
     by: Annotated[StabilityBy, typer.Option(help="With --stability: per domain, or per scenario")] = StabilityBy.domain,
-    read: Read = Read(),
+    read: Listing = Listing(),
 ) -> None:
     """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
     coverage of the stored judge inputs, error rate, calls, retries, tokens and cost, and for a
@@ -126,9 +127,9 @@ def judges(
     """
     wh = read.open()
     if stability:
-        _stability(wh.judge_stability(by=by.value), read.fmt, read.wide, by)
+        _stability(read.of(wh.judge_stability(by=by.value)), read.fmt, read.wide, by)
         return
-    found = wh.judges(price_in, price_out)
+    found = read.of(wh.judges(price_in, price_out))
     if emitted(found.drop("spec_json"), read.fmt, read.wide):
         return
     tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731
@@ -174,7 +175,7 @@ def compare_judges(
     plan: Annotated[Optional[float], typer.Option(
         help="Against human: how many more labels, by domain and the judge's verdict, would bring the kappa "
              "interval to this width (e.g. 0.2)")] = None,
-    read: Read = Read(),
+    read: Listing = Listing(),
 ) -> None:
     """Which judge to trust: per domain, agreement of two judges on JUDGE_PASSED and on each NL
     assertion, Cohen's kappa with a 95% interval, mean score difference, and the verdicts that flip.
@@ -186,8 +187,8 @@ def compare_judges(
     """
     if len(judges) < 2:
         fail("give two judges or more: A B [C ...]", 2)
-    c = read.open().compare_judges(judges[0], judges[1], run, threshold, others=judges[2:],
-                                                        sweep=sweep, plan=plan)
+    c = read.open().compare_judges(judges[0], judges[1], run, threshold, others=judges[2:], sweep=sweep, plan=plan)
+    c = dataclasses.replace(c, flips=read.of(c.flips))  # --limit and --sort order the flipped verdicts
     if read.fmt is Format.json:
         print_json(c.as_json())
         return
@@ -203,7 +204,7 @@ def compare_judges(
               share(r["recall"])]
              for r in c.agreement.iter_rows(named=True)]
     show_grid(Grid(["domain", "verdict", "pairs", "agree", "kappa [95% CI]", "score B-A", "A only", "B only",
-                    "judge errors", "precision", "recall"], cells, f"judge A {c.judge_a} vs judge B {c.judge_b}",
+                    "judge errors", "precision", "recall"], cells, f"judge A {c.judge_a} vs judge B {c.judge_b}", keys=2,
                    right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors", "precision", "recall"})
               .without_empty_columns())
     if c.flips.is_empty():
@@ -217,7 +218,7 @@ def compare_judges(
                   score(r["score_b"])] for r in c.flips.iter_rows(named=True)]
         print()
         show_grid(Grid(["run", "scenario", "verdict", "A", "A score", "B", "B score"], cells,
-                       f"flipped verdicts, {c.flips.height}: one a line", right={"A score", "B score"})
+                       f"flipped verdicts, {c.flips.height}: one a line", keys=3, right={"A score", "B score"})
                   .without_empty_columns())
     if c.sweep is not None:
         in_use = set(c.sweep.in_use)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
+import polars as pl
 import typer
+
+from scorelake.transforms.errors import InvalidArgument, did_you_mean
 
 if TYPE_CHECKING:
     import scorelake
@@ -27,6 +31,12 @@ AsOfOpt = Annotated[Optional[str], typer.Option(
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
 PolicyOpt = Annotated[str, typer.Option("--policy", "-p", help="Stored policy name or id")]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Every column, in one table however wide")]
+LegendOpt = Annotated[bool, typer.Option("--legend/--no-legend", help="Under each table on a terminal, what "
+                                                                      "each column means")]
+LimitOpt = Annotated[Optional[int], typer.Option(
+    "--limit", "--top", min=1, help="Only the first N rows, in --sort's order or the listing's own [default: all]")]
+SortOpt = Annotated[Optional[str], typer.Option(
+    "--sort", help="Order the rows by this column (its --format json name; -COL: descending)")]
 PrefectOpt = Annotated[bool, typer.Option(
     "--prefect", help="Run as a Prefect flow even with no API configured (a temporary local server)")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's log lines")]
@@ -58,6 +68,29 @@ class Read(Where):
 
     fmt: FormatOpt = Format.table
     wide: WideOpt = False
+    legend: LegendOpt = True
 
 
-OPTION_BUNDLES = (Where, Read)
+@dataclass(frozen=True)
+class Listing(Read):
+    """``Read``, for a listing of many rows (scenarios, verdicts, reviews): how many, in what order."""
+
+    limit: LimitOpt = None
+    sort: SortOpt = None
+
+    def of(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """``rows`` in ``sort``'s order (nulls last), the first ``limit`` of them; how many were left
+        out said on stderr. ``InvalidArgument`` for a column ``rows`` does not have."""
+        if self.sort:
+            name = self.sort.removeprefix("-")
+            if name not in rows.columns:
+                hint = did_you_mean(name, rows.columns) or f"; the columns: {', '.join(rows.columns)}"
+                raise InvalidArgument(f"--sort {self.sort}: no column '{name}'{hint}")
+            rows = rows.sort(name, descending=self.sort.startswith("-"), nulls_last=True, maintain_order=True)
+        if self.limit is not None and rows.height > self.limit:
+            sys.stderr.write(f"the first {self.limit} of {rows.height} rows (--limit N for more)\n")
+            rows = rows.head(self.limit)
+        return rows
+
+
+OPTION_BUNDLES = (Where, Read, Listing)

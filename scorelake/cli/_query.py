@@ -277,15 +277,19 @@ def check(warehouse: WarehouseOpt = None) -> None:
 
 
 @command
-def log(read: Read = Read()) -> None:
+def log(
+    last: Annotated[Optional[int], typer.Option("--last", "-n", min=1, help="Only the newest N versions")] = None,
+    read: Read = Read(),
+) -> None:
     """The warehouse versions, oldest first: what each write step did and the table versions it left
     (any of them is an --as-of VERSION; with --as-of, the versions up to it).
 
+    Example: scorelake log --last 5
     Example: scorelake log --format json
     """
     wh = read.open()
     commits = wh.log()
-    if emitted(wh.versions(), read.fmt, read.wide):
+    if emitted(wh.versions().tail(last or len(commits)), read.fmt, read.wide):
         return
     cells, before = [], {}
     for c in commits:  # the tables each step changed (from their creation, version 0), at the version it left them
@@ -294,8 +298,8 @@ def log(read: Read = Read()) -> None:
         cells.append([str(c.version), c.committed_at.strftime("%Y-%m-%d %H:%M:%S"), c.operation, c.detail, changed,
                       c.committer or ""])
         before = c.table_versions
-    show_grid(Grid(["version", "committed (UTC)", "operation", "what", "tables changed", "by (host:pid)"], cells,
-                   right={"version"}))
+    show_grid(Grid(["version", "committed (UTC)", "operation", "what", "tables changed", "by (host:pid)"],
+                   cells[-(last or len(cells)):], right={"version"}))
 
 
 POLICY_FIELDS = {"judge": "judge", "reviews": "reviews", "judge_threshold": "threshold", "min_agent_turns": "min turns",
@@ -321,5 +325,5 @@ def policies(read: Read = Read()) -> None:
 
     cells = [[spec["name"], spec["policy_id"], *(shown(f, spec[f]) for f in POLICY_FIELDS)]
              for spec in stored.to_dicts()]
-    show_grid(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"},
+    show_grid(Grid(["name", "id", *POLICY_FIELDS.values()], cells, right={"threshold", "min turns"}, shortenable=False,
               note="blank: each run's own flag (as run_args.json recorded it)").without_empty_columns())

@@ -9,7 +9,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import cell, command, emitted, err, fail
-from scorelake.cli._options import Read, WarehouseOpt
+from scorelake.cli._options import Listing, WarehouseOpt
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import SIGNALS
@@ -64,17 +64,18 @@ def reviews(
     run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run")] = None,
     history: Annotated[bool, typer.Option("--history", help="Every review ever made, superseded and withdrawn "
                                                            "ones too")] = False,
-    read: Read = Read(),
+    read: Listing = Listing(),
 ) -> None:
     """List the reviews that stand (one per run, scenario, signal and assertion), or their history.
 
     Example: scorelake reviews --run eval_20260904_080000 --history
     """
-    found = read.open().reviews(run, history)
+    found = read.of(read.open().reviews(run, history))
     if emitted(found, read.fmt, read.wide):
         return
-    headers = ["run", "scenario", "signal", "verdict", "reviewer", "when (UTC)", "note"] + (["stands"] if history else [])
+    headers = ["run", "scenario", "signal", "reviewer", "verdict", "when (UTC)", "note"] + (["stands"] if history else [])
     cells = [[r["run_id"], r["scenario_name"], r["signal"] + ("" if r["assertion"] is None else f" #{r['assertion']}"),
-              r["verdict"], r["reviewer"], r["reviewed_at"].strftime("%Y-%m-%d %H:%M:%S"), cell(r["note"])]
+              r["reviewer"], r["verdict"], r["reviewed_at"].strftime("%Y-%m-%d %H:%M:%S"), cell(r["note"])]
              + (["yes" if r["standing"] else ""] if history else []) for r in found.iter_rows(named=True)]
-    show_grid(Grid(headers, cells, f"{len(cells)} reviews" + (" (history)" if history else "")).without_empty_columns())
+    show_grid(Grid(headers, cells, f"{len(cells)} reviews" + (" (history)" if history else ""),
+                   keys=4).without_empty_columns())

@@ -2,24 +2,36 @@
 
 A table is printed whole when it fits; otherwise its value columns are split into as many tables as
 needed, each repeating the key columns; when even the key columns and one value column do not fit,
-each row is printed as a block of ``header: value`` lines, a value longer than a line folded onto
-the next. Output to a terminal (or with ``COLUMNS`` set) is fitted to its width; other output is
-printed at the table's natural width, never squeezed. Plain string work, no rendering library:
-the read commands start in a fraction of a second, and widths are exact.
+long key values (scenario names) are shortened in the middle ("tau2_telecom…_roaming_7": JSON and
+CSV keep them whole), and failing that each row is printed as a block of ``header: value`` lines,
+a value longer than a line folded onto the next. Output to a terminal (or with ``COLUMNS`` set) is
+fitted to its width, a legend saying what each column means under each table; other output is
+printed at the table's natural width, never squeezed. Output to a terminal longer than the screen
+goes through a pager, as git's does. Plain string work, no rendering library: the read commands
+start in a fraction of a second, and widths are exact.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TextIO
 
 GAP = "  "  # between columns
+# A command's legends on a terminal: the headers its tables explained so far (each is explained once,
+# under the first table that has it); None: no legends (--no-legend, or no command's output)
+LEGENDS: ContextVar[set[str] | None] = ContextVar("LEGENDS", default=None)
 # Control characters from run data (names, notes, transcripts) would move the cursor, ring the bell or
 # clear the screen: shown as escapes instead (a line break and a tab stay what they are).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -40,10 +52,11 @@ class Grid:
     keys: int = 1
     right: set[str] = field(default_factory=set)  # headers of right-aligned (numeric) columns
     note: str | None = None
-    # long key values (scenario names) may fold over lines rather than turn the table into records;
-    # off where people copy the keys whole (policy names, commands)
-    foldable: bool = False
-    fold: dict[int, int] = field(default_factory=dict)  # column -> the width its longer values fold at
+    # long key values (scenario names) may be shortened in the middle rather than turn the table into
+    # records; off where people copy the keys whole (policy names, commands)
+    shortenable: bool = True
+    short: dict[int, int] = field(default_factory=dict)  # column -> the width its longer values are shortened to
+    legend: dict[str, str] = field(default_factory=dict)  # header -> what the column means
 
     def without_empty_columns(self) -> Grid:
         """The grid less its value columns that are empty in every row."""
@@ -53,7 +66,7 @@ class Grid:
 
     def column_width(self, i: int) -> int:
         natural = max(len(self.headers[i]), *(len(r[i]) for r in self.rows)) if self.rows else len(self.headers[i])
-        return min(natural, self.fold[i]) if i in self.fold else natural
+        return min(natural, self.short[i]) if i in self.short else natural
 
     def width(self, columns: list[int]) -> int:
         return sum(self.column_width(i) for i in columns) + len(GAP) * (len(columns) - 1)
@@ -65,35 +78,34 @@ class Grid:
             return GAP.join(c.rjust(w) if self.headers[i] in self.right else c.ljust(w)
                             for i, c, w in zip(columns, cells, widths)).rstrip()
 
-        def row_lines(row: list[str]) -> list[str]:  # a folded value goes on over the row's next lines
-            pieces = [_chunks(row[i], w) for i, w in zip(columns, widths)]
-            return [line([p[n] if n < len(p) else "" for p in pieces]) for n in range(max(map(len, pieces)))]
-
         header = line([self.headers[i] for i in columns])
         return ([f"\033[1m{header}\033[0m" if bold else header, GAP.join("-" * w for w in widths)]
-                + [text for row in self.rows for text in row_lines(row)])
+                + [line([shortened(row[i], w) for i, w in zip(columns, widths)]) for row in self.rows])
 
 
-def _chunks(value: str, width: int) -> list[str]:
-    """``value`` in pieces of ``width`` characters (one piece when it fits)."""
-    return [value[i:i + width] for i in range(0, len(value), width)] if len(value) > width else [value]
+def shortened(value: str, width: int) -> str:
+    """``value`` in at most ``width`` characters: its start and its end, an ellipsis between."""
+    if len(value) <= width:
+        return value
+    tail = (width - 1) // 2
+    return value[:width - 1 - tail] + "…" + value[len(value) - tail:]
 
 
-MIN_FOLD = 24  # a key column is folded no narrower than this; below it the rows are printed as records
+MIN_SHORT = 24  # a key column is shortened no narrower than this; below it the rows are printed as records
 
 
-def _folded(grid: Grid, width: int) -> Grid | None:
-    """``grid`` with its key columns folded so that they and any one of its value columns fit ``width``
-    (one long name need not turn a whole table into records), or None when that would fold them
-    below ``MIN_FOLD``."""
+def _shortened(grid: Grid, width: int) -> Grid | None:
+    """``grid`` with its key columns shortened so that they and any one of its value columns fit
+    ``width`` (one long name need not turn a whole table into records), or None when that would
+    shorten them below ``MIN_SHORT``."""
     values = [grid.column_width(i) for i in range(grid.keys, len(grid.headers))]
     gaps = len(GAP) * (len(grid.headers) - 1)
     each = (width - sum(values) - gaps) // max(grid.keys, 1)  # one table, if folding allows it
-    if each < MIN_FOLD:  # else parts: the keys beside any one value column
+    if each < MIN_SHORT:  # else parts: the keys beside any one value column
         each = (width - max(values, default=0) - len(GAP) * grid.keys) // max(grid.keys, 1)
-    if each < MIN_FOLD:
+    if each < MIN_SHORT:
         return None
-    return dataclasses.replace(grid, fold={i: each for i in range(grid.keys) if grid.column_width(i) > each})
+    return dataclasses.replace(grid, short={i: each for i in range(grid.keys) if grid.column_width(i) > each})
 
 
 def terminal_width(stream: TextIO) -> int | None:
@@ -123,8 +135,8 @@ def _records(grid: Grid, width: int) -> list[str]:
         if n:
             lines.append("")
         for header, value in zip(grid.headers, row):
-            room = max(width - label - len(GAP), 1)
-            chunks = [value[i:i + room] for i in range(0, len(value), room)] or [""]
+            room = max(width - label - len(GAP), 1)  # a long value wraps at its spaces, never mid-word if it can
+            chunks = textwrap.wrap(value, room, break_on_hyphens=False) or [""]
             lines.append(f"{header:>{label}}{GAP}{chunks[0]}")
             lines.extend(" " * (label + len(GAP)) + chunk for chunk in chunks[1:])
     return lines
@@ -149,9 +161,9 @@ def show(grid: Grid, wide: bool = False, stream: TextIO | None = None) -> None:
         lines = grid.lines(everything, bold)
     else:
         parts = _parts(grid, width)
-        folded = _folded(grid, width) if parts is None and grid.foldable else None
-        if folded is not None:
-            grid, parts = folded, _parts(folded, width)
+        short = _shortened(grid, width) if parts is None and grid.shortenable else None
+        if short is not None:
+            grid, parts = short, _parts(short, width)
         if parts is None:
             lines = _records(grid, width)
         else:
@@ -160,4 +172,52 @@ def show(grid: Grid, wide: bool = False, stream: TextIO | None = None) -> None:
         lines.insert(0, wrapped(grid.title, stream))
     if grid.note:
         lines.append(wrapped(grid.note, stream))
+    explained = LEGENDS.get()
+    if width is not None and explained is not None:
+        legend = {h: meaning for h, meaning in _legend(grid).items() if h not in explained}
+        explained.update(legend)
+        lines += [wrapped(f"{header}: {meaning}", stream) for header, meaning in legend.items()]
     stream.write("\n".join(lines) + "\n")
+
+
+def _legend(grid: Grid) -> dict[str, str]:
+    """What each of ``grid``'s columns means: its own words, else the declarations' (``present``)."""
+    from scorelake.present import column_meaning  # on use: only a table on a terminal has a legend
+
+    return {h: meaning for h in grid.headers if (meaning := grid.legend.get(h) or column_meaning(h))}
+
+
+class _Screen(io.StringIO):
+    """Output held for the pager: to what writes it, the terminal it will reach."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@contextmanager
+def paged() -> Iterator[None]:
+    """Standard output, when it is a terminal, held and then shown through a pager if it is longer
+    than the screen, as git does: ``$SCORELAKE_PAGER``, else ``$PAGER``, else ``less`` (with ``LESS``
+    FRX unless set: it quits when the text fits and keeps colours); empty or ``cat``: no pager.
+    Output to a pipe or a file is written as it comes."""
+    pager = os.environ.get("SCORELAKE_PAGER", os.environ.get("PAGER", "less")).strip()
+    if not sys.stdout.isatty() or pager in ("", "cat"):
+        yield
+        return
+    real, sys.stdout = sys.stdout, _Screen()
+    try:
+        yield
+    finally:
+        text, sys.stdout = sys.stdout.getvalue(), real
+        _page(text, pager)
+
+
+def _page(text: str, pager: str) -> None:
+    if text.count("\n") < shutil.get_terminal_size().lines - 1:
+        sys.stdout.write(text)
+        return
+    try:
+        subprocess.run(shlex.split(pager), input=text, text=True, check=False,
+                       env={**os.environ, "LESS": os.environ.get("LESS", "FRX")})
+    except OSError:  # no such pager: the text as it is
+        sys.stdout.write(text)

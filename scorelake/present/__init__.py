@@ -15,6 +15,7 @@ from scorelake.present._gate import (
     not_compared,
     regression_text,
 )
+from scorelake.present._glossary import GLOSSARY, column_meaning, titled_headings
 from scorelake.present._headline import headline_parts, headline_text
 from scorelake.present._panels import (
     CAUSE_DOCS,
@@ -29,7 +30,7 @@ from scorelake.present._panels import (
 from scorelake.present._report import render_report
 from scorelake.present._summary import render_summary
 
-__all__ = ["CAUSE_DOCS", "Checks", "Explanation", "LATENCY_PANEL", "LATENCY_SCENARIO_PANEL", "LISTED", "MIN_EVENTS",
-           "Moment", "Panel", "PlacedCall", "VOICE_PANEL", "cause_counts", "delta_text", "explain", "explain_html",
+__all__ = ["CAUSE_DOCS", "Checks", "Explanation", "GLOSSARY", "LATENCY_PANEL", "LATENCY_SCENARIO_PANEL", "LISTED", "MIN_EVENTS",
+           "Moment", "Panel", "PlacedCall", "VOICE_PANEL", "cause_counts", "column_meaning", "delta_text", "explain", "explain_html",
            "explain_text", "gate_summary", "headline_parts", "headline_text", "listed", "mark", "mcnemar_text", "not_compared", "regression_text",
-           "render_report", "render_summary", "shown"]
+           "render_report", "render_summary", "shown", "titled_headings"]

@@ -15,6 +15,7 @@ import polars as pl
 
 from scorelake.present._explain_html import explain_html
 from scorelake.present._gate import delta_text, mcnemar_text, not_compared
+from scorelake.present._glossary import titled_headings
 from scorelake.present._headline import headline_parts
 from scorelake.present._panels import CAUSE_DOCS, DASH, LATENCY_PANEL, VOICE_PANEL, shown
 from scorelake.transforms.analysis import Comparison
@@ -275,7 +276,7 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
         for i, r in enumerate(runs.iter_rows(named=True)))
     chart_rows = history.select("domain", "run_id", "success_rate", "success_ci_low", "success_ci_high",
                                 "success_passed", "success_total", "change", "broken", "fixed").to_dicts()
-    return f"""<!DOCTYPE html>
+    return titled_headings(f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>scorelake report</title><style>{_STYLE}</style></head>
 <body>
 <h1>scorelake report</h1>
@@ -302,4 +303,4 @@ its group beyond the noise (exact McNemar on the scenarios both ran the same way
 <script type="application/json" id="history-data">{_json({"runs": runs["run_id"].to_list(), "rows": chart_rows})}</script>
 <script>{_SCRIPT}</script>
 </body></html>
-"""
+""")

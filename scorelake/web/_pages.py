@@ -20,6 +20,7 @@ from scorelake.present import (
     listed,
     mcnemar_text,
     not_compared,
+    titled_headings,
 )
 from scorelake.transforms.names import REVIEW_PICKS, SIGNALS
 from scorelake.transforms.results import Headline, StandingReview
@@ -106,7 +107,7 @@ def page(title: str, body: str, policy: str, policies: list[str],
             f'<style>{STYLE}</style></head><body><nav><a href="{link("/", policy=policy)}">runs</a>'
             f'{queue}<form class="policy" method="get" style="display:inline"><label>policy '
             f'<select name="policy" onchange="this.form.submit()">{options}</select></label></form></nav>'
-            f"{body}</body></html>")
+            f"{titled_headings(body)}</body></html>")
 
 
 @dataclass(frozen=True)
@@ -376,7 +377,7 @@ def flaky_page(run: str, flaky: pl.DataFrame, policy: str) -> str:
     return (f"{head}<p class=\"note\">Across the runs of its group that ran each task "
             "with the same definition (and its trials), in session order: a flip is a verdict unlike the one "
             "before. A change between two runs made of these is likely noise.</p>"
-            '<table id="flaky"><tr><th>task</th><th>its scenarios here</th><th>domain</th><th>verdicts</th><th>passed</th><th>failed</th>'
+            '<table id="flaky"><tr><th>task id</th><th>its scenarios here</th><th>domain</th><th>verdicts</th><th>passed</th><th>failed</th>'
             f"<th>flips</th><th>flip rate</th></tr>{rows}</table>")
 
 
