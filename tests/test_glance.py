@@ -84,7 +84,7 @@ def judged(tmp_path_factory):
     wh = scorelake.open(tmp_path_factory.mktemp("glance") / "wh")
     wh.ingest(REPO / "data" / "runs", prefect=False)
     with JudgeServer(replay) as server:
-        wh.rejudge("replay", url=server.url, repeat=3, concurrency=4, retries=0, prefect=False)
+        wh.rejudge("replay", url=server.url, model="judge-model-x", repeat=3, concurrency=4, retries=0, prefect=False)
     for n, name in enumerate(wh.scenarios(run=SAMPLE)["scenario_name"][:6]):
         wh.review(SAMPLE, name, "judge_passed", "pass" if n % 2 else "fail", reviewer="alice")
         wh.review(SAMPLE, name, "judge_passed", "pass", reviewer="bob")
@@ -103,6 +103,7 @@ def tables_of(wh: scorelake.Warehouse) -> list[list[str]]:
             ["compare-judges", "human", "recorded", "--plan", "0.5"], ["reviews"], ["reviews", "--history"]]
 
 
+@pytest.mark.slow  # a judge asked three times over the sample, or whole processes on a terminal
 def test_every_column_a_table_prints_is_explained_in_its_legend(judged, monkeypatch):
     from scorelake.cli import _terminal
 
@@ -125,6 +126,7 @@ def test_every_column_a_table_prints_is_explained_in_its_legend(judged, monkeypa
     assert len(shown_headers) > 80
 
 
+@pytest.mark.slow  # a judge asked three times over the sample, or whole processes on a terminal
 def test_every_table_heading_of_the_viewer_and_the_report_says_what_it_means(judged):
     from starlette.testclient import TestClient
 
@@ -189,6 +191,7 @@ def test_a_legend_explains_each_column_once_a_command_and_drops_with_no_legend(w
     assert "success: the composite" not in runner.invoke(app, ["rates", "-w", wh.location]).stdout  # piped
 
 
+@pytest.mark.slow  # a judge asked three times over the sample, or whole processes on a terminal
 def test_output_longer_than_the_terminal_goes_through_the_pager_and_never_when_piped(wh, tmp_path):
     import fcntl
     import os
@@ -231,3 +234,25 @@ def test_output_longer_than_the_terminal_goes_through_the_pager_and_never_when_p
     piped = subprocess.run([sys.executable, "-m", "scorelake", "latency", "--by", "scenario", "-w", wh.location],
                            capture_output=True, text=True, env=env | {"PAGED": str(tmp_path / "piped")}, check=True)
     assert not (tmp_path / "piped").exists() and piped.stdout.count("\n") > 30
+
+
+# ---- honest small numbers --------------------------------------------------------------------------
+
+@pytest.mark.slow  # a judge asked three times over the sample, or whole processes on a terminal
+def test_small_numbers_say_too_few_and_a_plan_adds_up(judged):
+    agreement = runner.invoke(app, ["compare-judges", "human", "recorded", "--no-legend", "-w", judged.location])
+    assert agreement.exit_code == 0 and re.search(r"too few pairs \(\d < 10\)", agreement.stdout)
+    assert not re.search(r"\[(-?\d\.\d\d), \1\]", agreement.stdout)  # no interval of one point
+    plan = runner.invoke(app, ["compare-judges", "human", "recorded", "--plan", "0.5", "-f", "table",
+                               "--no-legend", "-w", judged.location]).stdout
+    needed, labelled, more, total = map(int, re.search(
+        r"(\d+) pairs needed \(.* = \d+\); (\d+) labelled \+ (\d+) more = (\d+)", plan).groups())
+    strata = plan.split("label more\n", 1)[1].split("\n\n")[0].splitlines()[1:]
+    assert labelled + more == total and more == sum(int(line.split()[-1]) for line in strata if line[-1:].isdigit())
+    assert total == needed or f"only {more} scenarios are unlabelled" in plan
+    calibrated = runner.invoke(app, ["rates", "--calibrated", "-r", SAMPLE, "-f", "json", "-w", judged.location])
+    rows = json.loads(calibrated.stdout)
+    assert rows and all(r["judge_passed_corrected_ci_low"] is None and r["judge_passed_corrected_note"]
+                        for r in rows if r["judge_labels"])  # 6 labels: no [0%, 100%] without a word
+    majority = judged.judges().filter(pl.col("judge") == "replay@majority")
+    assert majority["model"].to_list() == ["judge-model-x"]  # its asks' model, not "each run's own"

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 import scorelake
 from scorelake.cli import app
-from scorelake.transforms.analysis import cohen_kappa
+from scorelake.transforms.analysis import clopper_pearson, cohen_kappa
 from scorelake.transforms.judging import MISSING_VERDICT, judgement
 from tests.conftest import BASELINE, CONFORMANCE, REPO
 from tests.judge_server import JudgeServer, Reply, completion, user_content
@@ -140,6 +140,18 @@ def test_cohen_kappa_and_its_interval():
     assert (low, high) == (pytest.approx(0.4 - 1.959964 * se), pytest.approx(0.4 + 1.959964 * se))
     assert cohen_kappa(10, 0, 0, 0) == (None, None, None)  # both always pass: chance agreement is 1
     assert cohen_kappa(5, 0, 0, 5)[:1] == (1.0,)
+
+
+def test_kappa_from_few_pairs_has_no_interval_and_where_the_normal_one_fails_the_exact_one():
+    assert cohen_kappa(1, 0, 0, 0) == (None, None, None) and cohen_kappa(1, 0, 0, 1) == (1.0, None, None)
+    assert cohen_kappa(4, 1, 1, 3)[1:] == (None, None)  # 9 pairs: too few for an interval
+    # 12 pairs all agreeing, half passes (p_e 0.5): the large-sample interval was [1.00, 1.00]; the exact
+    # one is Clopper-Pearson's on 12 of 12 agreeing (R: binom.test(12, 12)$conf.int = 0.7353515, 1)
+    kappa, low, high = cohen_kappa(6, 0, 0, 6)
+    assert kappa == 1.0 and high == 1.0 and low == pytest.approx((0.7353515 - 0.5) / 0.5, abs=1e-6)
+    # R: binom.test(3, 10)$conf.int = 0.06673951, 0.65245285
+    assert clopper_pearson(3, 10) == (pytest.approx(0.06673951, abs=1e-8), pytest.approx(0.65245285, abs=1e-8))
+    assert clopper_pearson(0, 10) == (0.0, pytest.approx(0.3084971, abs=1e-7))
 
 
 # ---- the conformance corpus's own judge results, through a real HTTP judge -------------------------

@@ -627,7 +627,10 @@ def test_corrected_rates_from_few_labels_read_as_uncertain_and_a_blank_or_a_clip
     from scorelake.transforms.analysis import Labels, rogan_gladen
 
     one_each = rogan_gladen(100, 100, Labels(1, 0, 1, 0))  # was 100.0 % [100.0 %, 100.0 %]
-    assert one_each.rate == 1.0 and one_each.ci_low < 0.5
+    assert one_each.rate == 1.0 and one_each.ci_low is None
+    assert one_each.note == "too few labels for an interval: people passed 1 and failed 1 (it takes 10 of each)"
+    nine = rogan_gladen(60, 100, Labels(9, 0, 8, 2))  # 9 passed by people: still too few, and it says so
+    assert nine.ci_low is None and "people passed 9 and failed 10" in nine.note
     chance = rogan_gladen(60, 100, Labels(1, 1, 1, 1))
     assert chance.rate is None and "no better than chance" in chance.note
     assert rogan_gladen(60, 100, Labels(5, 0, 0, 0)).note == "no label people failed"

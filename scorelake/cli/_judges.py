@@ -162,6 +162,17 @@ def _stability(found, fmt: Format, wide: bool, by: StabilityBy) -> None:
                                    "with the majority)", keys=len(keys), right=set(headers[len(keys):])))
 
 
+def kappa_text(row: dict) -> str:
+    """A kappa with its 95% interval; with too few pairs for one, that instead; blank where undefined."""
+    from scorelake.transforms.analysis import MIN_KAPPA_PAIRS  # on use: the analysis costs every command 9 ms
+
+    if row["kappa"] is None:
+        return ""
+    if row["kappa_ci_low"] is None:
+        return f"too few pairs ({row['pairs']} < {MIN_KAPPA_PAIRS})"
+    return f"{row['kappa']:.2f} [{row['kappa_ci_low']:.2f}, {row['kappa_ci_high']:.2f}]"
+
+
 @command
 def compare_judges(
     judges: Annotated[list[str], typer.Argument(
@@ -195,11 +206,9 @@ def compare_judges(
     if read.fmt is Format.csv or read.wide:
         emit(c.agreement, read.fmt, read.wide)
         return
-    fmt_kappa = lambda r: "" if r["kappa"] is None else (  # noqa: E731
-        f"{r['kappa']:.2f} [{r['kappa_ci_low']:.2f}, {r['kappa_ci_high']:.2f}]")
     share = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
     cells = [[r["domain"], r["kind"].replace("_", " "), str(r["pairs"]), pct(r["both_pass"] + r["neither"], r["pairs"]),
-              fmt_kappa(r), "" if r["mean_score_diff"] is None else f"{r['mean_score_diff']:+.3f}",
+              kappa_text(r), "" if r["mean_score_diff"] is None else f"{r['mean_score_diff']:+.3f}",
               str(r["only_a"]), str(r["only_b"]), str(r["judge_errors"] or ""), share(r["precision"]),
               share(r["recall"])]
              for r in c.agreement.iter_rows(named=True)]
@@ -224,7 +233,7 @@ def compare_judges(
         in_use = set(c.sweep.in_use)
         rows = [[f"{r['threshold']:g}" + (" (in use)" if r["threshold"] in in_use else ""), str(r["passes"]),
                  str(r["pairs"]), pct(round(r["agreement"] * r["pairs"]), r["pairs"]),
-                 fmt_kappa(r) or "undefined"] for r in c.sweep.table.iter_rows(named=True)]
+                 kappa_text(r) or "undefined"] for r in c.sweep.table.iter_rows(named=True)]
         print()
         show_grid(Grid(["threshold", "judge passes", "pairs", "agree", "kappa [95% CI]"], rows,
                        "JUDGE_PASSED at each threshold against people",
@@ -240,8 +249,10 @@ def compare_judges(
                  str(r["more"])] for r in p.strata.iter_rows(named=True)]
         print()
         show_grid(Grid(["domain", "judge said", "scenarios", "labelled", "label more"], rows,
-                       f"labels for a kappa interval {p.width:g} wide: {p.needed} pairs, {p.labelled} labelled, "
-                       f"{p.more} more (stratified by domain and the judge's verdict)",
+                       f"labels for a kappa interval {p.width:g} wide: {p.needed} pairs needed ({p.arithmetic()}); "
+                       f"{p.labelled} labelled + {p.more} more = {p.labelled + p.more} (stratified by domain and the "
+                       "judge's verdict)" + (f"; only {p.unlabelled} scenarios are unlabelled: the interval will be "
+                                             "wider" if p.labelled + p.more < p.needed else ""),
                        right={"scenarios", "labelled", "label more"}))
         if p.guessed:
             print(wrapped("planned with a guessed agreement of 0.8 and chance agreement of 0.5: fewer than two "

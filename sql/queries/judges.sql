@@ -1,6 +1,7 @@
 -- `scorelake judges`: each judge with its coverage of the askable stored judge inputs, its error
 -- rate, and the calls, tokens and latency it cost (answers taken from the cache or a base judge cost nothing);
--- a repeated judge's majority (NAME@majority) with the asks behind it and how often they flip.
+-- a repeated judge's majority (NAME@majority) with the asks behind it, how often they flip, and
+-- the model its asks asked (it asks nothing itself).
 WITH inputs AS (
     SELECT count(*) AS askable FROM stg_judge_inputs WHERE askable
 ),
@@ -27,13 +28,20 @@ stability AS (
     FROM judge_stability
     GROUP BY judge
 ),
+ask_models AS (
+    SELECT regexp_extract(name, '^(.*)#[0-9]+$', 1) AS repeated,
+           string_agg(DISTINCT json_extract_string(spec_json, '$.model'), ', ') AS model
+    FROM stg_judges
+    WHERE regexp_matches(name, '#[0-9]+$')
+    GROUP BY repeated
+),
 judges AS (
     SELECT 'recorded' AS judge, NULL AS spec_json, NULL::TIMESTAMPTZ AS created_at
     UNION ALL
     SELECT name, spec_json, created_at FROM stg_judges
 )
 SELECT j.judge,
-       json_extract_string(j.spec_json, '$.model') AS model,
+       coalesce(json_extract_string(j.spec_json, '$.model'), a.model) AS model,
        json_extract_string(j.spec_json, '$.url') AS url,
        json_extract_string(j.spec_json, '$.base') AS base,
        coalesce(s.judged, 0) AS judged,
@@ -49,5 +57,6 @@ SELECT j.judge,
 FROM judges AS j
 LEFT JOIN stats AS s USING (judge)
 LEFT JOIN stability AS st USING (judge)
+LEFT JOIN ask_models AS a ON a.repeated = json_extract_string(j.spec_json, '$.majority_of')
 CROSS JOIN inputs AS i
 ORDER BY j.judge <> 'recorded', j.created_at

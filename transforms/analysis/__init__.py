@@ -13,6 +13,7 @@ from scorelake.transforms.analysis._compare import (
 )
 from scorelake.transforms.analysis._judges import (
     HUMAN,
+    MIN_KAPPA_PAIRS,
     JudgeComparison,
     Sweep,
     cohen_kappa,
@@ -24,13 +25,14 @@ from scorelake.transforms.analysis._judges import (
 from scorelake.transforms.analysis._planning import LabelPlan, pairs_for_width, plan_labels
 from scorelake.transforms.analysis._stats import (
     McNemar,
+    clopper_pearson,
     mcnemar_exact,
     minimum_detectable_difference,
     newcombe_interval,
 )
 
-__all__ = ["HUMAN", "Comparison", "Corrected", "GateResult", "JudgeComparison", "LabelPlan", "Labels", "McNemar",
-           "Regression", "Sweep", "check_alpha", "cohen_kappa", "compare", "compare_judges", "is_people",
+__all__ = ["HUMAN", "MIN_KAPPA_PAIRS", "Comparison", "Corrected", "GateResult", "JudgeComparison", "LabelPlan", "Labels", "McNemar",
+           "Regression", "Sweep", "check_alpha", "clopper_pearson", "cohen_kappa", "compare", "compare_judges", "is_people",
            "krippendorff_alpha", "label", "mcnemar_exact", "minimum_detectable_difference", "newcombe_interval",
            "pairs_for_width", "plan_labels", "rogan_gladen", "threshold_sweep", "with_calibration",
            "with_change_labels"]

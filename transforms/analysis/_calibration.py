@@ -10,7 +10,8 @@ when the judge does no better than chance (``Se + Sp <= 1``), each said in its `
 estimate at 0 or 1 (every label one way: one label of each kind, say) has no binomial variance of
 its own; its variance is taken at the Agresti-Coull estimate ``(x + 2) / (n + 4)``, so that a few
 labels read as the uncertainty they are, not as certainty. A correction outside [0, 1] is clipped,
-and its note says from what.
+and its note says from what. Below ``MIN_LABELS`` labels of either kind the rate has no interval
+(it spanned [0%, 100%]): the note says too few, and how many there are.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from scorelake.transforms.analysis._stats import Z95
+
+MIN_LABELS = 10  # labels people passed, and as many failed, before the corrected rate has an interval
 
 
 @dataclass(frozen=True)
@@ -70,17 +73,21 @@ def rogan_gladen(passed: int, total: int, labels: Labels) -> Corrected:
         return Corrected(None, None, None, "no judged scenario")
     if se is None or sp is None:
         return Corrected(None, None, None, f"no label people {'passed' if se is None else 'failed'}")
+    positives, negatives = labels.both_pass + labels.judge_fails, labels.both_fail + labels.judge_passes
     if se + sp <= 1:
         return Corrected(None, None, None, f"the judge does no better than chance on its labels "
                                            f"(sensitivity + specificity = {se + sp:.2f}, at most 1)")
     p, youden = passed / total, se + sp - 1
     raw = (p + sp - 1) / youden
     rate = min(1.0, max(0.0, raw))
-    positives, negatives = labels.both_pass + labels.judge_fails, labels.both_fail + labels.judge_passes
     variance = (_binomial_variance(passed, total) + rate ** 2 * _binomial_variance(labels.both_pass, positives)
                 + (1 - rate) ** 2 * _binomial_variance(labels.both_fail, negatives)) / youden ** 2
     half = Z95 * math.sqrt(variance)
     note = None if raw == rate else f"clipped from {raw * 100:.1f}%"
+    if min(positives, negatives) < MIN_LABELS:
+        few = (f"too few labels for an interval: people passed {positives} and failed {negatives} "
+               f"(it takes {MIN_LABELS} of each)")
+        return Corrected(rate, None, None, few + (f"; {note}" if note else ""))
     return Corrected(rate, max(0.0, rate - half), min(1.0, rate + half), note)
 
 

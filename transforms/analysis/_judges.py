@@ -11,23 +11,37 @@ from dataclasses import dataclass
 import polars as pl
 
 from scorelake.transforms.analysis._planning import LabelPlan, plan_labels
-from scorelake.transforms.analysis._stats import Z95
+from scorelake.transforms.analysis._stats import Z95, clopper_pearson
+
+MIN_KAPPA_PAIRS = 10  # below this many pairs kappa has no interval: "too few pairs" (one pair gave [0.00, 0.00])
+MIN_NORMAL = 5  # the large-sample interval wants this many agreements and disagreements; fewer: the exact one
 
 
 def cohen_kappa(both: int, only_a: int, only_b: int, neither: int) -> tuple[float | None, float | None, float | None]:
-    """Cohen's kappa of two raters' pass/fail and its 95% interval (the large-sample standard error
-    sqrt(p_o (1 - p_o) / (n (1 - p_e)^2)), clipped to [-1, 1]); None where it is undefined (no pairs,
-    or both raters constant and equal: chance agreement 1)."""
+    """Cohen's kappa of two raters' pass/fail and its 95% interval, clipped to [-1, 1]: the large-sample
+    one (standard error sqrt(p_o (1 - p_o) / (n (1 - p_e)^2))) while the pairs hold ``MIN_NORMAL``
+    agreements and disagreements or more; else, where that approximation fails (it gave [1.00, 1.00]
+    for perfect agreement), the exact one: Clopper-Pearson's interval of the agreement p_o taken
+    through kappa = (p_o - p_e) / (1 - p_e) at the chance agreement p_e seen. No interval (None)
+    below ``MIN_KAPPA_PAIRS`` pairs; None throughout where kappa is undefined (no pairs, or both
+    raters constant and equal: chance agreement 1)."""
     n = both + only_a + only_b + neither
     if n == 0:
         return None, None, None
-    observed = (both + neither) / n
+    agreed = both + neither
+    observed = agreed / n
     chance = ((both + only_a) * (both + only_b) + (neither + only_b) * (neither + only_a)) / n ** 2
     if chance >= 1:
         return None, None, None
     kappa = (observed - chance) / (1 - chance)
-    se = math.sqrt(observed * (1 - observed) / (n * (1 - chance) ** 2))
-    return kappa, max(-1.0, kappa - Z95 * se), min(1.0, kappa + Z95 * se)
+    if n < MIN_KAPPA_PAIRS:
+        return kappa, None, None
+    if min(agreed, n - agreed) < MIN_NORMAL:
+        low, high = ((p - chance) / (1 - chance) for p in clopper_pearson(agreed, n))
+    else:
+        se = math.sqrt(observed * (1 - observed) / (n * (1 - chance) ** 2))
+        low, high = kappa - Z95 * se, kappa + Z95 * se
+    return kappa, max(-1.0, low), min(1.0, high)
 
 
 HUMAN = "human"  # the built-in judge of people's standing reviews (the latest per key); human:NAME one reviewer's

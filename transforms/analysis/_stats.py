@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -42,6 +43,31 @@ def wilson(passed: int, total: int) -> tuple[float | None, float | None, float |
     p, z = passed / total, Z95
     centre, half = p + z * z / (2 * total), z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
     return p, (centre - half) / (1 + z * z / total), (centre + half) / (1 + z * z / total)
+
+
+def clopper_pearson(successes: int, n: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) 95% interval of ``successes`` of ``n``: the proportions at which
+    as many successes or more (fewer) would be seen with probability 2.5%, found by bisection on
+    the binomial tail (summed from the nearer end: a few terms where the normal approximation fails)."""
+    if successes > n / 2:
+        low, high = clopper_pearson(n - successes, n)
+        return 1 - high, 1 - low
+
+    def at_most(k: int, p: float) -> float:  # P(X <= k), X ~ Binomial(n, p)
+        return sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+                            + i * math.log(p) + (n - i) * math.log1p(-p)) for i in range(k + 1))
+
+    def solve(falls_below: Callable[[float], bool]) -> float:  # the p in (0, 1) where a tail crosses 2.5%
+        low, high = 0.0, 1.0
+        for _ in range(60):
+            mid = (low + high) / 2
+            low, high = (low, mid) if falls_below(mid) else (mid, high)
+        return (low + high) / 2
+
+    tail = (1 - 0.95) / 2
+    lower = 0.0 if successes == 0 else solve(lambda p: 1 - at_most(successes - 1, p) > tail)
+    upper = solve(lambda p: at_most(successes, p) < tail)
+    return lower, upper
 
 
 def _normal_quantile(q: float) -> float:
