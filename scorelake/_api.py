@@ -123,6 +123,7 @@ class Warehouse:
     judge_stability = _handed("judging", Judging.judge_stability)
     # people's verdicts
     review = _handed("reviewing", Reviewing.review)
+    undo_review = _handed("reviewing", Reviewing.undo_review)
     import_reviews = _handed("reviewing", Reviewing.import_reviews)
     reviews = _handed("reviewing", Reviewing.reviews)
     review_queue = _handed("reviewing", Reviewing.review_queue)

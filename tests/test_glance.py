@@ -256,3 +256,22 @@ def test_small_numbers_say_too_few_and_a_plan_adds_up(judged):
                         for r in rows if r["judge_labels"])  # 6 labels: no [0%, 100%] without a word
     majority = judged.judges().filter(pl.col("judge") == "replay@majority")
     assert majority["model"].to_list() == ["judge-model-x"]  # its asks' model, not "each run's own"
+
+
+def test_undo_brings_back_the_verdict_before_or_withdraws_the_first(tmp_path):
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(REPO / "data" / "runs", prefect=False)
+    name = wh.scenarios(run=SAMPLE)["scenario_name"][0]
+    standing = lambda: wh.reviews(SAMPLE).filter(pl.col("scenario_name") == name)  # noqa: E731
+    wh.review(SAMPLE, name, "judge_passed", "pass", reviewer="Dana", note="right answer")
+    wh.review(SAMPLE, name, "judge_passed", "fail", reviewer="dana")
+    wh.undo_review(SAMPLE, name, "judge_passed", reviewer="DANA")
+    assert standing().select("verdict", "reviewer", "note").rows() == [("pass", "dana", "right answer")]
+    wh.undo_review(SAMPLE, name, "judge_passed", reviewer="dana")  # the undo undone: fail again
+    assert standing()["verdict"].to_list() == ["fail"]
+    other = wh.scenarios(run=SAMPLE)["scenario_name"][1]
+    wh.review(SAMPLE, other, "is_successful", "pass", reviewer="dana")
+    wh.undo_review(SAMPLE, other, "is_successful", reviewer="dana")
+    assert wh.reviews(SAMPLE).filter(pl.col("scenario_name") == other).is_empty()
+    with pytest.raises(scorelake.NotFound, match="nothing to undo"):
+        wh.undo_review(SAMPLE, other, "judge_passed", reviewer="dana")

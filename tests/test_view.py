@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import scorelake
@@ -257,9 +258,34 @@ def test_every_page_fits_the_window_at_1280_and_800_pixels(long_names, browser, 
         server.wait(timeout=30)
 
 
+def test_a_failed_scenarios_evidence_is_in_the_first_screen_at_1280_by_800(long_names, browser):
+    """The outcome, the failing signals with the reference beside the prediction, and the start of
+    the transcript sit in the first screen, the review panel beside them; the task is folded to its
+    opening (it took 1,600-2,400 px open)."""
+    wh = scorelake.open(long_names)
+    failed = wh.scenarios(run=BASELINE).filter(~pl.col("is_successful"))["scenario_name"].to_list()
+    longest = max(failed, key=lambda name: len(wh.evidence(BASELINE, name).task.instructions
+                                               if wh.evidence(BASELINE, name).task else ""))
+    server, url = serve(long_names, "--review", "--token", "t" * 16)
+    try:
+        browser.set_window_size(1280, 800)
+        browser.get(f"{url}/runs/{BASELINE}/scenarios/{longest}?token={'t' * 16}")
+        top, screen, task_open = browser.execute_script(
+            "const top = s => document.querySelector(s).getBoundingClientRect().top;"
+            "return [['.outcome', 'section.why', 'pre.reference', 'pre.prediction', 'ol.transcript', "
+            "'aside.review-panel'].map(top), window.innerHeight, document.querySelector('details.task').open]")
+        assert not task_open and screen <= 800
+        assert all(t < screen - 120 for t in top), (longest, top, screen)  # the transcript's first lines too
+    finally:
+        browser.set_window_size(1280, 1000)
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def test_from_the_queue_to_a_saved_review_and_the_next_by_keyboard(long_names, browser):
     """The review panel beside the evidence: `a` agrees with the outcome, saves and opens the next
-    scenario of the queue, which says what was saved; `n` skips to the next."""
+    scenario of the queue, which says what was saved and on which scenario; `u` undoes it (back on
+    that scenario, the review taken back); `n` skips to the next."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
@@ -277,8 +303,16 @@ def test_from_the_queue_to_a_saved_review_and_the_next_by_keyboard(long_names, b
         reviewer.send_keys("carol")
         browser.find_element(By.TAG_NAME, "body").send_keys("a")
         WebDriverWait(browser, 30).until(lambda b: b.current_url != first and "/scenarios/" in b.current_url)
-        assert "Saved: your verdict" in browser.find_element(By.ID, "saved").text
-        assert "carol" in scorelake.open(long_names).reviews()["reviewer"].to_list()
+        saved = browser.find_element(By.ID, "saved").text
+        reviewed = scorelake.open(long_names).reviews().filter(pl.col("reviewer") == "carol")
+        assert reviewed.height == 1 and f"Saved: your verdict {reviewed['verdict'][0]}" in saved
+        assert f"of {reviewed['scenario_name'][0]} ({reviewed['run_id'][0]})" in saved and "undo" in saved
+        browser.find_element(By.TAG_NAME, "body").send_keys("u")
+        WebDriverWait(browser, 30).until(lambda b: "Undone" in b.find_element(By.ID, "saved").text)
+        assert browser.current_url.split("?")[0] == first.split("?")[0]  # back on the scenario undone
+        assert scorelake.open(long_names).reviews().filter(pl.col("reviewer") == "carol").is_empty()
+        browser.find_element(By.TAG_NAME, "body").send_keys("n")
+        WebDriverWait(browser, 30).until(lambda b: b.current_url.split("?")[0] != first.split("?")[0])
         second = browser.current_url
         browser.find_element(By.TAG_NAME, "body").send_keys("n")
         WebDriverWait(browser, 30).until(lambda b: b.current_url != second)

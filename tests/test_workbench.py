@@ -155,7 +155,7 @@ def test_judge_scores_per_domain_beside_the_threshold_in_use(wh):
     assert "threshold in use: 0.9" in page
 
 
-def test_the_scenario_page_opens_with_the_task_before_the_signals(wh):
+def test_the_scenario_page_puts_the_evidence_first_and_folds_the_task_to_its_opening(wh):
     from starlette.testclient import TestClient
 
     from scorelake.web import make_app
@@ -163,5 +163,8 @@ def test_the_scenario_page_opens_with_the_task_before_the_signals(wh):
     page = TestClient(make_app(wh)).get(f"/runs/{BASELINE}/scenarios/qa__speed_of_light").text
     prompt = (CONFORMANCE / BASELINE / "qa__speed_of_light" / "scenario_config" / "user_prompt.txt").read_text()
     first_line = prompt.strip().splitlines()[0]
-    assert '<details class="task" open>' in page and html.escape(first_line) in page
-    assert page.index('class="task"') < page.index("<h2>Signals</h2>")
+    task = page[page.index('<details class="task">'):]
+    assert html.escape(first_line) in task[:task.index("</summary>")]  # the opening, folded
+    order = [page.index(mark) for mark in ('class="outcome', '<section class="why">', '<pre class="reference">',
+                                           '<ol class="transcript">', '<details class="task">', "<h2>Signals</h2>")]
+    assert order == sorted(order)

@@ -11,7 +11,7 @@ import polars as pl
 
 from scorelake._services._reads import Reads
 from scorelake.storage import sql_text
-from scorelake.transforms.errors import InvalidArgument
+from scorelake.transforms.errors import InvalidArgument, NotFound
 from scorelake.transforms.names import RANKED_PICKS, RECORDED, REVIEW_PICKS
 from scorelake.transforms.results import ReviewResult
 
@@ -62,6 +62,23 @@ class Reviewing:
         given = Review(run, scenario, signal, "withdrawn" if withdraw else str(verdict).lower(),
                        reviewer_name(reviewer), assertion, note or None)
         return self._record([given])
+
+    def undo_review(self, run: str, scenario: str, signal: str, *, assertion: int | None = None,
+                    reviewer: str | None = None) -> ReviewResult:
+        """Take back the reviewer's latest review of one key: the verdict (and note) they gave before
+        it stands again, recorded as a new review; with none before it, the latest is withdrawn.
+        ``NotFound`` when the reviewer never reviewed it."""
+        from scorelake.pipeline import Review
+
+        who = reviewer_name(reviewer)
+        mine = self.reviews(run, history=True).filter(
+            (pl.col("scenario_name") == scenario) & (pl.col("signal") == signal)
+            & pl.col("assertion").eq_missing(assertion) & (pl.col("reviewer") == who)).sort("reviewed_at", "review_id")
+        if mine.is_empty():
+            raise NotFound(f"nothing to undo: {who} never reviewed {signal} of {run}/{scenario}")
+        before = mine.row(-2, named=True) if mine.height > 1 else None
+        verdict, note = (before["verdict"], before["note"]) if before else ("withdrawn", None)
+        return self._record([Review(run, scenario, signal, verdict, who, assertion, note)])
 
     def import_reviews(self, path: str | Path, reviewer: str | None = None) -> ReviewResult:
         """Record the reviews of a CSV file (header: run_id, scenario_name, signal, verdict, and

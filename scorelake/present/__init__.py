@@ -5,7 +5,7 @@ model, its text for ``scorelake show`` and its HTML for the viewer), the runner'
 the report draw from here; nothing here reads the warehouse."""
 
 from scorelake.present._explain import Checks, Explanation, Moment, PlacedCall, explain, explain_text, mark
-from scorelake.present._explain_html import explain_html
+from scorelake.present._explain_html import EXPLAIN_STYLE, explain_html
 from scorelake.present._gate import (
     LISTED,
     delta_text,
@@ -30,7 +30,7 @@ from scorelake.present._panels import (
 from scorelake.present._report import render_report
 from scorelake.present._summary import render_summary
 
-__all__ = ["CAUSE_DOCS", "Checks", "Explanation", "GLOSSARY", "LATENCY_PANEL", "LATENCY_SCENARIO_PANEL", "LISTED", "MIN_EVENTS",
+__all__ = ["CAUSE_DOCS", "Checks", "EXPLAIN_STYLE", "Explanation", "GLOSSARY", "LATENCY_PANEL", "LATENCY_SCENARIO_PANEL", "LISTED", "MIN_EVENTS",
            "Moment", "Panel", "PlacedCall", "VOICE_PANEL", "cause_counts", "column_meaning", "delta_text", "explain", "explain_html",
            "explain_text", "gate_summary", "headline_parts", "headline_text", "listed", "mark", "mcnemar_text", "not_compared", "regression_text",
            "render_report", "render_summary", "shown", "titled_headings"]

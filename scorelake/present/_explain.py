@@ -88,6 +88,7 @@ class Explanation:
     judge_raw_reply: str | None = None  # ... as its model wrote it, before the parse (rejudged judgements)
     task: Task | None = None  # what the scenario asked of the agent
     heard: HeardTurns | None = None  # what the agent heard of each user turn, aligned
+    reference: str | None = None  # what the scenario expected (its reference answer), as the judge was shown it
 
 
 TEXT_SHOWN = 1500  # characters of a long text (the task, the judge's input and raw reply) `show` prints
@@ -342,7 +343,16 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
                                         **json.loads(judge.extra_json or "{}")}
     return Explanation(f"{evidence.run} / {s.scenario_name} (policy {evidence.policy})", outcome, failed,
                        summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)),
-                       final, evidence.judge_input, reply, judge and judge.reply, evidence.task, evidence.heard)
+                       final, evidence.judge_input, reply, judge and judge.reply, evidence.task, evidence.heard,
+                       _pretty(s.reference_json))
+
+
+def _pretty(text: str | None) -> str | None:
+    """A JSON value as upstream's judge is shown it (indented two), a plain string as it is."""
+    if text is None:
+        return None
+    value = json.loads(text)
+    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def _final_answer(s: ScenarioRow, turns: list[Turn]) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from scorelake.present._explain_html import explain_html
+from scorelake.present._explain_html import EXPLAIN_STYLE, explain_html
 from scorelake.present._gate import delta_text, mcnemar_text, not_compared
 from scorelake.present._glossary import titled_headings
 from scorelake.present._headline import headline_parts
@@ -201,7 +201,7 @@ li.call { list-style: "⚙ "; background: #f6f7f9; padding: .2em .4em; } li.chec
 .label { font-size: 11px; color: #777; } tr.missing td, tr.differs td { background: #fdecea; }
 .latency { color: #777; font-size: 12px; } td { vertical-align: top; }
 figure.voice-chart { display: inline-block; margin: 0 1.5rem 1rem 0; } figure.voice-chart figcaption { font-size: 12px; color: #555; }
-"""
+""" + EXPLAIN_STYLE
 
 
 def _latest_latency_html(latest: pl.DataFrame, number: int) -> str:

@@ -186,17 +186,15 @@ class Viewer:
     def scenario(self, request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
         evidence = self.wh.evidence(run_id, name, policy)
-        forms = ""
+        forms, reviewer, queue = "", unquote(request.cookies.get(REVIEWER_COOKIE, "")), request.query_params.get("queue")
         if self.review:
-            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy,
-                                         unquote(request.cookies.get(REVIEWER_COOKIE, "")),
-                                         request.query_params.get("queue"))
+            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, reviewer, queue)
         audio = (f"/runs/{pages.segment(run_id)}/audio/{pages.segment(name)}"
                  if self.wh.recording(run_id, name) else None)
         voice = self.wh.voice_of(run_id, name)  # read once: its timeline is measured from the same row
         timeline = None if voice is None else speech_timeline(voice)
         return pages.scenario_page(explain(evidence, limit=2000), run_id, policy, voice_section(voice, timeline, audio),
-                                   forms, request.query_params.get("saved"))
+                                   forms, pages.Saved.parse(request.query_params.get("saved")), reviewer, queue)
 
     def audio(self, request: Request) -> Response:
         """A scenario's recording, where its run's folder on this machine holds one: the file as it is,
@@ -284,10 +282,15 @@ class Viewer:
                                      f"(got {given_assertion[:40]!r})", 400)
         assertion = int(given_assertion) if given_assertion else None
 
+        undo = form.get("undo") == "1"
+
         def store() -> None:
             with self.lock:
-                self.wh.review(run_id, name, form.get("signal", ""), form.get("verdict"), assertion=assertion,
-                               reviewer=reviewer, note=(form.get("note") or "").strip() or None)
+                if undo:
+                    self.wh.undo_review(run_id, name, form.get("signal", ""), assertion=assertion, reviewer=reviewer)
+                else:
+                    self.wh.review(run_id, name, form.get("signal", ""), form.get("verdict"), assertion=assertion,
+                                   reviewer=reviewer, note=(form.get("note") or "").strip() or None)
 
         try:
             await run_in_threadpool(store)
@@ -296,8 +299,9 @@ class Viewer:
         except ScorelakeError as exc:
             return PlainTextResponse(f"not saved: {exc}", 400)
         queue_query = form.get("queue") or ""
-        saved = f"{form.get('signal', '')}{f' #{assertion}' if assertion is not None else ''}:{form.get('verdict')}"
-        if form.get("onward") and queue_query:
+        saved = pages.Saved(run_id, name, form.get("signal", ""), assertion,
+                            "undone" if undo else str(form.get("verdict")).lower()).param()
+        if form.get("onward") and queue_query and not undo:
             target = f"/review/next?{queue_query}&{urlencode({'saved': saved})}"
         else:
             target = (f"/runs/{pages.segment(run_id)}/scenarios/{pages.segment(name)}?"

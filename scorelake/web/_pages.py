@@ -6,6 +6,7 @@ Pure functions of DataFrames and dicts; every value from run data is escaped."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
@@ -13,6 +14,7 @@ from urllib.parse import quote, urlencode
 import polars as pl
 
 from scorelake.present import (
+    EXPLAIN_STYLE,
     LATENCY_PANEL,
     Explanation,
     explain_html,
@@ -60,7 +62,7 @@ table.signals td:nth-child(2), table.action-keys td:last-child { overflow-wrap: 
 .saved { background: #e6f4ea; color: #1b5e20; padding: .3rem .6rem; border-radius: 4px; }
 kbd { border: 1px solid #bbb; border-radius: 3px; padding: 0 .25rem; font-size: 12px; }
 form.review-form { margin: 0; } form.review-form button { margin-left: .3rem; } tr.reviewed { color: #777; }
-"""
+""" + EXPLAIN_STYLE
 
 
 def esc(value: object) -> str:
@@ -382,7 +384,8 @@ def flaky_page(run: str, flaky: pl.DataFrame, policy: str) -> str:
 
 
 KEYS_SCRIPT = """<script>
-// a: agree with the outcome, d: disagree (under a queue: and go on), n: the next in the queue, /: search
+// a: agree with the outcome, d: disagree (under a queue: and go on), n: the next in the queue, u: undo what
+// was just saved, /: search
 document.addEventListener("keydown", (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || ["INPUT", "TEXTAREA", "SELECT"].includes(e.target.tagName)) return;
   const outcome = document.getElementById("review-is_successful-");
@@ -392,26 +395,66 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "d") press("disagree");
   else if (e.key === "n") {
     const next = document.getElementById("skip"); if (next) { e.preventDefault(); next.click(); } }
+  else if (e.key === "u") {
+    const undo = document.getElementById("undo"); if (undo) { e.preventDefault(); undo.click(); } }
   else if (e.key === "/") { const q = document.getElementById("q") || document.querySelector("aside input[name=note]");
     if (q) { e.preventDefault(); q.focus(); } }
 });
 </script>"""
 
 
+@dataclass(frozen=True)
+class Saved:
+    """What a review form just did, carried to the page shown next (as JSON in its ``saved``
+    parameter): said there with the scenario's name, and undone from there."""
+
+    run: str
+    scenario: str
+    signal: str
+    assertion: int | None
+    verdict: str  # pass | fail | withdrawn; undone: the review was taken back
+
+    def param(self) -> str:
+        return json.dumps([self.run, self.scenario, self.signal, self.assertion, self.verdict])
+
+    @staticmethod
+    def parse(param: str | None) -> Saved | None:
+        """The ``saved`` parameter read back; None for none, or for one not of this viewer's making."""
+        try:
+            run, scenario, signal, assertion, verdict = json.loads(param or "null")
+            return Saved(str(run), str(scenario), str(signal), None if assertion is None else int(assertion),
+                         str(verdict))
+        except (TypeError, ValueError):
+            return None
+
+    def banner(self, policy: str, reviewer: str, queue: str | None) -> str:
+        """The line that says what was saved, naming the scenario, and its undo button."""
+        what = f"<code>{esc(self.signal)}{'' if self.assertion is None else f' #{self.assertion}'}</code>"
+        where = f"<b>{esc(self.scenario)}</b> ({esc(self.run)})"
+        if self.verdict == "undone":
+            return f'<p id="saved" class="saved">Undone: your latest review of {what} on {where}.</p>'
+        hidden = "".join(f'<input type="hidden" name="{k}" value="{esc(v)}">' for k, v in (
+            ("run", self.run), ("scenario", self.scenario), ("signal", self.signal),
+            ("assertion", "" if self.assertion is None else self.assertion), ("policy", policy),
+            ("reviewer", reviewer), ("queue", queue or ""), ("undo", "1")))
+        return (f'<form id="saved" class="saved" method="post" action="/review">{hidden}Saved: your verdict '
+                f"<b>{esc(self.verdict)}</b> on {what} of {where}. "
+                '<button type="submit" id="undo">undo</button></form>')
+
+
 def scenario_page(explanation: Explanation, run: str, policy: str, extra: str = "",
-                  review: str = "", saved: str | None = None) -> str:
+                  review: str = "", saved: Saved | None = None, reviewer: str = "",
+                  queue: str | None = None) -> str:
     """One scenario's explanation (and ``extra`` evidence: its voice); when the viewer takes
     reviews, the review panel beside it (sticky on a wide screen, on top on a narrow one), keyboard
-    shortcuts, and what was just saved (``saved``: "signal:verdict")."""
+    shortcuts, and what was just saved (naming the scenario, with its undo)."""
     back = link(f"/runs/{segment(run)}", policy=policy)
     evidence = f'<p><a href="{back}">back to {esc(run)}</a></p>{explain_html(explanation)}{extra}'
     if not review:
         return evidence
-    signal, _, verdict = (saved or "").partition(":")
-    banner = (f'<p id="saved" class="saved">Saved: your verdict <b>{esc(verdict)}</b> on '
-              f"<code>{esc(signal)}</code>.</p>" if saved else "")
+    banner = saved.banner(policy, reviewer, queue) if saved else ""
     keys = ('<p class="note keys">keys: <kbd>a</kbd> agree, <kbd>d</kbd> disagree (with the outcome), <kbd>n</kbd> '
-            "next in the queue, <kbd>/</kbd> search or note</p>")
+            "next in the queue, <kbd>u</kbd> undo what was just saved, <kbd>/</kbd> search or note</p>")
     return (f'<div class="workbench"><div class="evidence">{evidence}</div>'
             f'<aside class="review-panel">{banner}{review}{keys}</aside></div>{KEYS_SCRIPT}')
 
