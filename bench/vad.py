@@ -1,4 +1,4 @@
-"""Which speech-activity detector the audio measures use, by measurement (README, "Voice").
+"""Which speech-activity detector the audio measures use, by measurement (docs/guide/voice.md).
 
 One conversation of the conformance corpus (qa__telephone_inventor) spoken by espeak-ng at its
 logged times, written clean, with its speech at -45 dBFS, and at -20 and -25 dBFS under -35 dBFS

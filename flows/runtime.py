@@ -225,9 +225,24 @@ def how_on(dask_address: str | None, prefect: bool | None, verbose: bool, say: C
     """How a write command runs: its tasks on the Dask cluster whose scheduler is at ``dask_address``
     (checked to answer first), as a Prefect flow; without one, on ``task_runner``, where configuration says."""
     if dask_address is None:
+        if task_runner == "dask":
+            require_dask()
         return How(prefect, verbose, say, task_runner)
+    require_dask()
     _require_answering(dask_address)
     return How(prefect, verbose, say, "dask", dask_address)
+
+
+def require_dask() -> None:
+    """``InvalidArgument`` saying how to install the cluster path when a plain install lacks it."""
+    from importlib.util import find_spec
+
+    from scorelake.transforms.errors import InvalidArgument
+
+    missing = [name for name in ("distributed", "prefect_dask") if find_spec(name) is None]
+    if missing:
+        raise InvalidArgument(f"a Dask cluster (--task-runner dask, --dask-address) needs the dask extra, which "
+                              f"brings {' and '.join(missing)}: pip install 'scorelake[dask]'")
 
 
 def ingest(how: How, *, warehouse: str, runs_dirs: list[str], force: bool = False, group: str | None = None,

@@ -29,6 +29,7 @@ from scorelake.transforms.errors import (
     WarehouseBusy,
     WarehouseMissing,
 )
+from scorelake._sample import sample_runs
 from scorelake.transforms.results import (
     CheckResult,
     Evidence,
@@ -72,4 +73,4 @@ __all__ = ["CheckResult", "ClusterFailed", "Evidence", "GateResult", "Headline",
            "ItemVerdict", "JudgeInput", "JudgeRefused", "JudgeUnavailable", "Judgement", "NotFound", "NothingFound",
            "Refusal", "Regression", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScenarioRow",
            "ScorelakeError", "SessionReport", "SpeechTimeline", "StandingReview", "Task", "ToolCall", "Turn",
-           "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open"]
+           "Warehouse", "WarehouseBusy", "WarehouseMissing", "__version__", "open", "sample_runs"]

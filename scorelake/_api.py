@@ -76,7 +76,7 @@ class Warehouse:
 
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-only DuckDB connection to the views (see the README's "Views"); nested uses share one."""
+        """A read-only DuckDB connection to the views (docs/reference/views.md); nested uses share one."""
         with self._reads.connection() as con:
             yield con
 

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,29 @@ PRINT_PEAK_MB = "print(int([l for l in open('/proc/self/status') if l.startswith
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+def pytest_sessionstart(session):
+    session.config.stash[_STARTED] = time.monotonic()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The whole suite, as CI runs it, takes about what the README says (bench/durations.json's
+    ``suite_s``): a suite three times slower or faster than stated fails, so the figure is kept true."""
+    config = session.config
+    whole = (not config.option.markexpr and not config.option.keyword and not hasattr(config, "workerinput")
+             and {Path(a).resolve() for a in config.args} <= {REPO / "tests", REPO})
+    if not whole or exitstatus != 0:
+        return
+    took = time.monotonic() - config.stash[_STARTED]
+    stated = json.loads((REPO / "bench" / "durations.json").read_text())["suite_s"]
+    if not stated / 3 < took < stated * 3:
+        print(f"\nthe suite took {took:.0f} s; the README says about {stated} s (bench/durations.json): "
+              "measure it again and update both", flush=True)
+        session.exitstatus = 1
+
+
+_STARTED = pytest.StashKey[float]()
 
 
 def conformance_sessions() -> list[str]:

@@ -20,8 +20,10 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def declared() -> set[str]:
-    return {_normal(re.split(r"[\s<>=!~;\[(]", d, maxsplit=1)[0]) for d in PYPROJECT["project"]["dependencies"]}
+def declared(extra: str | None = None) -> set[str]:
+    """The distributions a plain install brings (or, with ``extra``, that extra's)."""
+    given = PYPROJECT["project"]["optional-dependencies"][extra] if extra else PYPROJECT["project"]["dependencies"]
+    return {_normal(re.split(r"[\s<>=!~;\[(]", d, maxsplit=1)[0]) for d in given}
 
 
 def imported_modules() -> dict[str, list[str]]:
@@ -42,11 +44,23 @@ def imported_modules() -> dict[str, list[str]]:
 
 
 def test_every_third_party_import_is_a_declared_dependency():
+    """...or one of the dask extra's, imported only inside the functions of the cluster path (a
+    plain install imports every module; ``flows.runtime.require_dask`` says what to install)."""
     owners = packages_distributions()
-    undeclared = {module: where for module, where in imported_modules().items()
+    of = lambda module: {_normal(d) for d in owners.get(module, [])}  # noqa: E731
+    modules = imported_modules()
+    cluster = {module for module in modules if of(module) & declared("dask")}
+    undeclared = {module: where for module, where in modules.items()
                   if module not in sys.stdlib_module_names and module != "scorelake"
-                  and not {_normal(d) for d in owners.get(module, [])} & declared()}
+                  and not of(module) & declared() and module not in cluster}
     assert not undeclared, f"imported but not declared in pyproject.toml's dependencies: {undeclared}"
+    assert cluster == {"distributed", "prefect_dask"}
+    for folder in set(PYPROJECT["tool"]["setuptools"]["package-dir"].values()):
+        for path in (REPO / folder).rglob("*.py"):
+            for node in ast.parse(path.read_text()).body:  # a module's own statements: what importing it runs
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                assert not {n.split(".")[0] for n in names} & cluster, f"{path}:{node.lineno} imports the dask extra"
 
 
 def test_the_check_sees_the_imports_it_must_judge():

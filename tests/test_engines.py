@@ -1,12 +1,11 @@
 """The tables read by the engines teams already run, without scorelake: after every kind of write
 (ingest, a forced re-ingest that deletes the rows it replaces, a re-score, a review, a compaction),
-each engine of the README's "Reading the tables without scorelake" computes every run's composite
+each engine of the manual's "Reading the tables without scorelake" (docs/guide/scale.md) computes every run's composite
 success per domain from the tables alone, equal to `scorelake rates`; and no file holds a string type
 some engine cannot read (Daft reads no ``string_view``)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import polars as pl
@@ -14,18 +13,19 @@ import pytest
 
 import scorelake
 from tests.conftest import REPO
+from tests.docs_examples import blocks
 
 pytestmark = pytest.mark.slow
 ENGINES = ("daft", "dask_deltatable", "pysail", "pyspark")
 
 
 def engine_blocks() -> list[str]:
-    return re.findall(r"```python engines\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    return blocks("python engines")
 
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory) -> tuple[Path, scorelake.Warehouse]:
-    """A warehouse at ``data/warehouse`` under a folder of its own, as the README's blocks name it,
+    """A warehouse at ``data/warehouse`` under a folder of its own, as the manual's blocks name it,
     each table's files made by every kind of write there is."""
     folder = tmp_path_factory.mktemp("engines")
     wh = scorelake.open(folder / "data" / "warehouse")
@@ -72,7 +72,7 @@ def test_every_engine_computes_the_rates_from_the_tables_alone(warehouse, monkey
     monkeypatch.chdir(folder)
     namespace: dict = {}
     for block in engine_blocks():
-        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+        exec(compile(block, "docs/guide/scale.md", "exec"), namespace)  # noqa: S102
     expected = expected_rates(wh)
     assert expected and all(total for total, _ in expected.values())
     for engine in ("polars", "duckdb", "daft", "dask", "spark"):

@@ -1,5 +1,5 @@
 """The house reads top to bottom: each floor imports only the floors below it, and no modules import
-each other in a circle (README, "Layout of the code")."""
+each other in a circle (docs/development.md, "Layout of the code")."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ PACKAGE = Path(scorelake.__file__).resolve().parent.parent
 # Top floor first; a module belongs to the first floor one of whose prefixes it starts with.
 FLOORS = (
     ("scorelake.cli", "scorelake.web", "scorelake.__main__"),
-    ("scorelake._api", "scorelake.__init__", "scorelake._csv"),
+    ("scorelake._api", "scorelake.__init__", "scorelake._csv", "scorelake._sample"),
     ("scorelake._services",),
     ("scorelake.flows",),
     ("scorelake.pipeline",),

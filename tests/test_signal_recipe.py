@@ -1,6 +1,6 @@
-"""README's "Adding a signal" is the recipe: applied word for word to a copy of the package, the new
-signal of scorelake's own is scored, rated and listed where a policy lists it, and every verdict and
-summary of upstream's baseline session stays as upstream wrote it."""
+"""The manual's "Adding a signal" (docs/development.md) is the recipe: applied word for word to a copy
+of the package, the new signal of scorelake's own is scored, rated and listed where a policy lists
+it, and every verdict and summary of upstream's baseline session stays as upstream wrote it."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ LAYOUT = {"scorelake": "scorelake", "flows": "scorelake/flows", "transforms": "s
 
 
 def recipe() -> tuple[str, str]:
-    """The README's two blocks: the signal's rule and its declaration."""
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("### Adding a signal"):]
-    section = section[:section.index("\n## ")]
+    """The manual's two blocks (docs/development.md, "Adding a signal"): the rule and its declaration."""
+    page = (REPO / "docs" / "development.md").read_text()
+    section = page[page.index("### Adding a signal"):]
+    section = section[:section.index("\n## ")] if "\n## " in section else section
     rule, declaration = re.findall(r"```py\n(.*?)```", section, re.S)
     return rule, declaration
 

@@ -1,7 +1,7 @@
 """Why a call failed, against causes read by hand: 30 failed scenarios of the conformance sessions
 (the 12 of the baseline, the 18 of eval_20260902_091500), each labelled by reading its
 metrics.json, judge_result.json, conversation_log.txt, DB predicates and LLM contexts, before the
-tool's causes were compared with them. The README reports the agreement."""
+tool's causes were compared with them. The manual (docs/guide/voice.md) reports the agreement."""
 
 from __future__ import annotations
 

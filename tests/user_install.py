@@ -2,17 +2,18 @@
 checkout, installed with its declared dependencies only (no extras, no ``-e``) into a fresh venv,
 and used from an empty folder outside the checkout. Every module of the installed package imports;
 the README's shell blocks that run on the sample corpus run as written (the re-judging one against
-the suite's scripted judge), and its Python blocks; each command once on the sample corpus, with the
-exit code it must have; the viewer serves a page; then the ``[pandas]`` extra on top. Any traceback,
-or another exit code, fails the run.
+the suite's scripted judge), and its Python blocks, from an empty folder: the sample is the one
+inside the package (``scorelake demo``, ``scorelake.sample_runs()``); each command once on it, with
+the exit code it must have; the cluster path says it needs the ``[dask]`` extra; the viewer serves a
+page; then the ``[pandas]`` extra on top. Any traceback, or another exit code, fails the run.
 
     python3 tests/user_install.py [WORK_DIR]      # standard library only; ~2 minutes
 """
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -23,6 +24,10 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from tests.docs_examples import TUTORIAL, blocks  # noqa: E402  (the checkout's: run as a script)
+
+DURATIONS = REPO / "bench" / "durations.json"  # what the README says this takes, measured
 SAMPLE_RUN = "eval_20260904_080000"
 OTHER_RUN = "eval_20260903_140200"
 SCENARIO = "qa__telephone_inventor"
@@ -30,7 +35,8 @@ TRACEBACK = "Traceback (most recent call last)"
 
 # Each command once on the sample corpus, after the README's blocks: (arguments, exit code).
 COMMANDS: list[tuple[list[str], int]] = [
-    (["ingest"], 0),
+    (["ingest"], 2),  # an empty folder has no data/runs: it says so, and names the sample
+    (["demo"], 0),
     (["rates"], 0),
     (["rates", "--by", "signal", "--format", "json"], 0),
     (["summary", SAMPLE_RUN], 0),
@@ -76,15 +82,10 @@ def run(argv: list[str], cwd: Path, env: dict, expect: int = 0, timeout: float =
     return done
 
 
-def readme_blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL)
-
-
 def fresh_folder(root: Path, name: str) -> Path:
-    """An empty folder outside the checkout, holding the embedded sample as data/runs (what the
-    commands read by default, relative to the current folder)."""
+    """An empty folder outside the checkout: what a user who installed the wheel starts from."""
     folder = root / name
-    shutil.copytree(REPO / "data" / "runs", folder / "data" / "runs")
+    folder.mkdir()
     return folder
 
 
@@ -164,8 +165,8 @@ def check_readme_shell(bin_dir: Path, env: dict, work: Path) -> None:
     try:
         judge.stdout.readline()  # its address: it listens
         shell_env = {**env, "JUDGE_URL": f"http://127.0.0.1:{judge_port}/v1/chat/completions"}
-        run(["scorelake", "ingest"], work, shell_env)
-        for block in readme_blocks("bash"):
+        run(["scorelake", "demo"], work, shell_env)
+        for block in blocks("bash"):
             lines = [line for line in block.splitlines() if not line.startswith("export ")]
             if lines[0].startswith("scorelake ") and "s3://" not in block:
                 run(["bash", "-c", "set -euo pipefail\n" + "\n".join(lines)], work, shell_env)
@@ -175,10 +176,16 @@ def check_readme_shell(bin_dir: Path, env: dict, work: Path) -> None:
 
 
 def check_readme_python(bin_dir: Path, env: dict, work: Path) -> None:
-    """The README's Python blocks as written, in one namespace (not the Spark one: no Spark here)."""
-    blocks = [b for b in readme_blocks("python") if "spark." not in b]
-    (work / "readme_examples.py").write_text("\n".join(blocks))
+    """The README's and the manual's Python blocks as written, in one namespace (not the Spark one:
+    no Spark here)."""
+    (work / "readme_examples.py").write_text("\n".join(b for b in blocks("python") if "spark." not in b))
     run([str(bin_dir / "python"), "readme_examples.py"], work, env)
+
+
+def check_tutorial(bin_dir: Path, env: dict, work: Path) -> None:
+    """The tutorial's blocks, in order, in an empty folder of their own."""
+    for block in blocks("bash", [TUTORIAL]):
+        run(["bash", "-c", "set -euo pipefail\n" + block], work, env)
 
 
 def check_commands(bin_dir: Path, env: dict, work: Path) -> None:
@@ -186,6 +193,10 @@ def check_commands(bin_dir: Path, env: dict, work: Path) -> None:
         run(["scorelake", *args], work, env, expect)
     if "<html" not in (work / "report.html").read_text()[:500].lower():
         raise Failed("report.html is no HTML page")
+    cluster = run(["scorelake", "rescore", "--policy", "on-a-cluster", "--dask-address", "tcp://127.0.0.1:9"], work,
+                  env, 2)
+    if "pip install 'scorelake[dask]'" not in cluster.stderr:
+        raise Failed(f"the cluster path without its extra did not name it:\n{cluster.stderr}")
 
 
 def check_viewer(bin_dir: Path, env: dict, work: Path) -> None:
@@ -237,6 +248,7 @@ def check_install(root: Path) -> int:
         check_imports(bin_dir, env, fresh_folder(root, "imports"))
         check_readme_shell(bin_dir, env, fresh_folder(root, "readme-shell"))
         check_readme_python(bin_dir, env, fresh_folder(root, "readme-python"))
+        check_tutorial(bin_dir, env, fresh_folder(root, "tutorial"))
         commands = fresh_folder(root, "commands")
         check_commands(bin_dir, env, commands)
         check_viewer(bin_dir, env, commands)
@@ -244,7 +256,13 @@ def check_install(root: Path) -> int:
     except Failed as failure:
         print(f"user install: FAILED\n{failure}", file=sys.stderr, flush=True)
         return 1
-    print(f"user install: every check passed in {time.monotonic() - started:.0f} s", flush=True)
+    took = time.monotonic() - started
+    stated = json.loads(DURATIONS.read_text())["user_install_s"]
+    if not stated / 3 < took < stated * 3:  # the README says how long this takes: kept true
+        print(f"user install: took {took:.0f} s, the README says about {stated} s (bench/durations.json): "
+              "measure it again and update both", file=sys.stderr, flush=True)
+        return 1
+    print(f"user install: every check passed in {took:.0f} s", flush=True)
     return 0
 
 

@@ -138,10 +138,10 @@ SCENARIO_COLUMNS: tuple[Column, ...] = (
     Column("raw_excluded", StrList),
 )
 
-# The voice panel's per-scenario metrics (transforms/voice; README, "Voice"), beside the scenario's
+# The voice panel's per-scenario metrics (transforms/voice; docs/guide/voice.md), beside the scenario's
 # key in the `voice` table: each with its unit and meaning, its roll-up per run and domain, and its
 # heading in the panel, declared once for the views (sql/marts/scenario_voice.sql, run_voice.sql),
-# the command line and the README. NULL where a scenario's source holds nothing to measure it by.
+# the command line and the manual. NULL where a scenario's source holds nothing to measure it by.
 VOICE_METRICS: tuple[Column, ...] = (
     Column("has_segments", Bool, doc="conversation_log.seglst.json held speech segments"),
     Column("call_s", F64, "the call's length, from its start (the segments' zero) to its end (NeMo's "
@@ -281,7 +281,7 @@ LONG_SILENCE_S = 10.0  # a silence inside the speech longer than this is a turn-
 
 @dataclass(frozen=True)
 class Cause:
-    """Why a scenario failed (README, "Voice"): its name, when it holds (an SQL condition over a
+    """Why a scenario failed (docs/guide/voice.md): its name, when it holds (an SQL condition over a
     failed scenario's facts in sql/marts/scenario_failure_causes.sql) and the evidence shown for it."""
     name: str
     doc: str

@@ -7,7 +7,7 @@ whose it is (upstream's signals alone can appear in upstream's ``success_breakdo
 what a source fills for it. Derived from these: the ``Signal`` enum, the scoring and the breakdown
 (``scoring/``), the ``scores`` and ``rate_counts`` schemas (``columns.py``), the rate roll-up and
 the per-signal SQL (``sql/``, through ``storage/_fragments.py``), the review columns, the command
-line's tables and ``show``'s facts. README, "Adding a signal", is the recipe.
+line's tables and ``show``'s facts. The manual's "Adding a signal" (docs/development.md) is the recipe.
 
 Imports only Polars (for the expressions): the light read paths read these names too.
 """

@@ -363,7 +363,7 @@ class Evidence:
 
     run: str
     policy: str
-    scenario: ScenarioRow  # its scenario_scores row (README, "Views"): signals, composite, success_breakdown, flags
+    scenario: ScenarioRow  # its scenario_scores row (docs/reference/views.md): signals, composite, breakdown, flags
     verdicts: list[ItemVerdict]  # per DB predicate, NL assertion, reference action, tau2 check
     judge: Judgement | None  # the policy's judge's judgement
     turns: list[Turn]  # the conversation

@@ -33,7 +33,8 @@ class Ingesting:
         for root in roots:
             if not root.exists():
                 given = "" if paths else (f" (the default, under {Path.cwd()}): give the folder of your runs, "
-                                          "e.g. scorelake ingest /path/to/eval_results")
+                                          "e.g. scorelake ingest /path/to/eval_results, or try the sample "
+                                          "scorelake ships: scorelake demo")
                 raise InvalidArgument(f"{root}: no such file or directory{given}")
         how = runtime.how_on(dask_address, prefect, verbose, say, task_runner)
         return runtime.ingest(how, warehouse=self._reads.location, runs_dirs=[str(p.absolute()) for p in roots],

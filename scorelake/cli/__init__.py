@@ -15,7 +15,7 @@ COMMANDS = (
     (_query.policies, None), (_latency.latency, None), (_latency.voice, None), (_latency.cost, None),
     (_evidence.show, None),
     (_evidence.view, None), (_judges.judges, None),
-    (_judges.compare_judges, "compare-judges"), (_write.ingest, None), (_write.rescore, None),
+    (_judges.compare_judges, "compare-judges"), (_write.demo, None), (_write.ingest, None), (_write.rescore, None),
     (_judges.rejudge, None), (_review.review, None), (_review.reviews, None), (_write.compact, None),
     (_write.migrate, None), (_write.serve, None),
 )

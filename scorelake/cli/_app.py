@@ -55,7 +55,10 @@ def say(line: str) -> None:
 
 
 def fail(message: str, code: int = 1) -> None:
-    err().print(f"[bold red]error:[/] {message}", highlight=False)
+    """``message`` as an error line, as written (brackets in it are text: 'scorelake[dask]'), and the exit."""
+    from rich.markup import escape
+
+    err().print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 

@@ -213,7 +213,8 @@ def compare_judges(
               share(r["recall"])]
              for r in c.agreement.iter_rows(named=True)]
     show_grid(Grid(["domain", "verdict", "pairs", "agree", "kappa [95% CI]", "score B-A", "A only", "B only",
-                    "judge errors", "precision", "recall"], cells, f"judge A {c.judge_a} vs judge B {c.judge_b}", keys=2,
+                    "judge errors", "precision", "recall"], cells, f"judge A {c.judge_a} vs judge B {c.judge_b}",
+                   keys=2,
                    right={"pairs", "agree", "score B-A", "A only", "B only", "judge errors", "precision", "recall"})
               .without_empty_columns())
     if c.flips.is_empty():

@@ -73,7 +73,7 @@ def reviews(
     found = read.of(read.open().reviews(run, history))
     if emitted(found, read.fmt, read.wide):
         return
-    headers = ["run", "scenario", "signal", "reviewer", "verdict", "when (UTC)", "note"] + (["stands"] if history else [])
+    headers = ["run", "scenario", "signal", "reviewer", "verdict", "when (UTC)", "note", *(["stands"] if history else [])]
     cells = [[r["run_id"], r["scenario_name"], r["signal"] + ("" if r["assertion"] is None else f" #{r['assertion']}"),
               r["reviewer"], r["verdict"], r["reviewed_at"].strftime("%Y-%m-%d %H:%M:%S"), cell(r["note"])]
              + (["yes" if r["standing"] else ""] if history else []) for r in found.iter_rows(named=True)]

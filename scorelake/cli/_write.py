@@ -17,6 +17,26 @@ WARNINGS_SHOWN = 5  # per run, unless --verbose: a store whose every call has on
 
 
 @command
+def demo(warehouse: WarehouseOpt = None) -> None:
+    """Ingest the sample scorelake ships (two voice-agent sessions, 46 scenarios) and show each run's
+    headline: a first look with nothing of your own; then try the commands it names.
+
+    Example: scorelake demo -w /tmp/demo
+    """
+    from scorelake.present import headline_text
+
+    wh = scorelake.open(warehouse)
+    result = wh.ingest(scorelake.sample_runs(), say=say, progress=sys.stderr.isatty())
+    say_converted(wh.location, result.converted)
+    for headline in wh.headlines():
+        print(headline_text(headline))
+    at = "" if warehouse is None else f" -w {warehouse}"
+    run = wh.runs()["run_id"][-1]
+    err().print(f"the sample is in {result.warehouse}; next: scorelake rates{at} · scorelake show {run} --failed{at} "
+                f"· scorelake voice{at} · scorelake view{at}", highlight=False)
+
+
+@command
 def ingest(
     runs_dirs: Annotated[Optional[list[Path]], typer.Argument(
         help="Folders of eval_* sessions, or session folders [default: data/runs]")] = None,

@@ -247,7 +247,7 @@ def _voice_html(voice: pl.DataFrame, order: list[str]) -> str:
     causes = "".join(
         f"<tr><td>{html.escape(r['run_id'])}</td><td class=num>{r['failed']}</td>"
         + "".join(f"<td class=num>{r['failed_' + c] or ''}</td>" for c, _ in CAUSE_DOCS) + "</tr>" for r in rows)
-    return ("<p class='note'>Per run, the whole run (see the README's \"Voice\"); runs numbered as above. "
+    return ("<p class='note'>Per run, the whole run (see the manual's \"Voice\"); runs numbered as above. "
             f"{html.escape(VOICE_PANEL.note)}</p>"
             f"<div id='voice-charts'>{''.join(charts)}</div><table id='failure-causes'><tr><th>run</th><th>failed</th>"
             + "".join(f"<th title='{html.escape(doc)}'>{c}</th>" for c, doc in CAUSE_DOCS) + f"</tr>{causes}</table>")

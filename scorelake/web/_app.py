@@ -186,9 +186,9 @@ class Viewer:
     def scenario(self, request: Request, policy: str) -> str:
         run_id, name = request.path_params["run"], request.path_params["scenario"]
         evidence = self.wh.evidence(run_id, name, policy)
-        forms, reviewer, queue = "", unquote(request.cookies.get(REVIEWER_COOKIE, "")), request.query_params.get("queue")
-        if self.review:
-            forms = pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, reviewer, queue)
+        reviewer, queue = unquote(request.cookies.get(REVIEWER_COOKIE, "")), request.query_params.get("queue")
+        forms = (pages.review_section(_review_rows(evidence), evidence.reviews, run_id, name, policy, reviewer, queue)
+                 if self.review else "")
         audio = (f"/runs/{pages.segment(run_id)}/audio/{pages.segment(name)}"
                  if self.wh.recording(run_id, name) else None)
         voice = self.wh.voice_of(run_id, name)  # read once: its timeline is measured from the same row

@@ -1,6 +1,6 @@
 -- depends on: scenario_failure_causes, scenario_latency, scenario_voice
 -- Per run and domain, and the whole run (`domain = '(all)'`): the voice panel pooled over its
--- scenarios (README, "Voice"). A rate is pooled over its events (responses / user turns, yields /
+-- scenarios (docs/guide/voice.md). A rate is pooled over its events (responses / user turns, yields /
 -- interruptions, word errors / reference words), each stored with that event count; a duration is
 -- the mean per scenario measured. Failure causes count the failed scenarios under the recorded
 -- policy by their primary cause.

@@ -2,7 +2,7 @@
 -- Per failed scenario and policy: every cause that holds (`failure_causes`, in the declared order),
 -- the first of them its primary cause (`failure_cause`) with its evidence, and each one's evidence
 -- (`causes_evidence`). The causes, their conditions and their order are declared once, in
--- transforms/columns.py FAILURE_CAUSES (README, "Voice"): harness, judge, dead_air, transcription,
+-- transforms/columns.py FAILURE_CAUSES (docs/guide/voice.md): harness, judge, dead_air, transcription,
 -- turn_taking, stall; logic where none of them holds.
 WITH db_errors AS (  -- the failing DB predicates of each scenario, and how many of them errored
     SELECT run_id, scenario_name, count(*) AS db_failing, count(error) AS db_errored,

@@ -1,5 +1,5 @@
 -- depends on: stg_scenarios, stg_voice
--- One row per run and scenario: the voice panel (README, "Voice"). Turn-taking from
+-- One row per run and scenario: the voice panel (docs/guide/voice.md). Turn-taking from
 -- conversation_log.seglst.json (NULL where the file is absent or holds no segment, never zero), each
 -- direction's word error rate from the two bots' LLM contexts (NULL where a context is empty or
 -- absent), the key entities the user said that the agent did not hear as said, and the speech as

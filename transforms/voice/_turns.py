@@ -9,8 +9,8 @@ On two clocks:
   the silences between the first speech and the last from one sweep over their starts and ends, and
   dead air from the call's start (the segments' zero) to its end (``call_s``).
 - **tau2's ticks** (``_interaction``): tau2-bench's interaction metrics, as its module computes them
-  on a full-duplex simulation's ticks (``src/tau2/metrics/voice_interaction_metrics.py``, README
-  "Voice"). The segments are made ticks (tick ``k`` spans ``k * tick`` to ``(k + 1) * tick``; a
+  on a full-duplex simulation's ticks (``src/tau2/metrics/voice_interaction_metrics.py``; the manual's
+  docs/guide/voice.md). The segments are made ticks (tick ``k`` spans ``k * tick`` to ``(k + 1) * tick``; a
   speaker speaks in it when its speech covers the tick's midpoint; the ticks run from the call's
   start to its end), each speaker's contiguous speaking ticks one of tau2's segments, and tau2's
   rules are applied to those in tick arithmetic: its end-of-conversation filter, response and
