@@ -272,7 +272,7 @@ def test_a_failed_scenarios_evidence_is_in_the_first_screen_at_1280_by_800(long_
         browser.get(f"{url}/runs/{BASELINE}/scenarios/{longest}?token={'t' * 16}")
         top, screen, task_open = browser.execute_script(
             "const top = s => document.querySelector(s).getBoundingClientRect().top;"
-            "return [['.outcome', 'section.why', 'pre.reference', 'pre.prediction', 'ol.transcript', "
+            "return [['.outcome', 'div.why', 'pre.reference', 'pre.prediction', 'ol.transcript', "
             "'aside.review-panel'].map(top), window.innerHeight, document.querySelector('details.task').open]")
         assert not task_open and screen <= 800
         assert all(t < screen - 120 for t in top), (longest, top, screen)  # the transcript's first lines too

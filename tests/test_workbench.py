@@ -165,6 +165,6 @@ def test_the_scenario_page_puts_the_evidence_first_and_folds_the_task_to_its_ope
     first_line = prompt.strip().splitlines()[0]
     task = page[page.index('<details class="task">'):]
     assert html.escape(first_line) in task[:task.index("</summary>")]  # the opening, folded
-    order = [page.index(mark) for mark in ('class="outcome', '<section class="why">', '<pre class="reference">',
+    order = [page.index(mark) for mark in ('class="outcome', '<div class="why">', '<pre class="reference">',
                                            '<ol class="transcript">', '<details class="task">', "<h2>Signals</h2>")]
     assert order == sorted(order)

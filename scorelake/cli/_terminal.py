@@ -4,7 +4,7 @@ A table is printed whole when it fits; otherwise its value columns are split int
 needed, each repeating the key columns; when even the key columns and one value column do not fit,
 long key values (scenario names) are shortened in the middle ("tau2_telecom…_roaming_7": JSON and
 CSV keep them whole), and failing that each row is printed as a block of ``header: value`` lines,
-a value longer than a line folded onto the next. Output to a terminal (or with ``COLUMNS`` set) is
+a value longer than a line wrapped at its spaces. Output to a terminal (or with ``COLUMNS`` set) is
 fitted to its width, a legend saying what each column means under each table; other output is
 printed at the table's natural width, never squeezed. Output to a terminal longer than the screen
 goes through a pager, as git's does. Plain string work, no rendering library: the read commands
@@ -56,7 +56,6 @@ class Grid:
     # records; off where people copy the keys whole (policy names, commands)
     shortenable: bool = True
     short: dict[int, int] = field(default_factory=dict)  # column -> the width its longer values are shortened to
-    legend: dict[str, str] = field(default_factory=dict)  # header -> what the column means
 
     def without_empty_columns(self) -> Grid:
         """The grid less its value columns that are empty in every row."""
@@ -100,7 +99,7 @@ def _shortened(grid: Grid, width: int) -> Grid | None:
     shorten them below ``MIN_SHORT``."""
     values = [grid.column_width(i) for i in range(grid.keys, len(grid.headers))]
     gaps = len(GAP) * (len(grid.headers) - 1)
-    each = (width - sum(values) - gaps) // max(grid.keys, 1)  # one table, if folding allows it
+    each = (width - sum(values) - gaps) // max(grid.keys, 1)  # one table, if shortening allows it
     if each < MIN_SHORT:  # else parts: the keys beside any one value column
         each = (width - max(values, default=0) - len(GAP) * grid.keys) // max(grid.keys, 1)
     if each < MIN_SHORT:
@@ -181,10 +180,10 @@ def show(grid: Grid, wide: bool = False, stream: TextIO | None = None) -> None:
 
 
 def _legend(grid: Grid) -> dict[str, str]:
-    """What each of ``grid``'s columns means: its own words, else the declarations' (``present``)."""
+    """What each of ``grid``'s columns means, in the glossary's words (``present``)."""
     from scorelake.present import column_meaning  # on use: only a table on a terminal has a legend
 
-    return {h: meaning for h in grid.headers if (meaning := grid.legend.get(h) or column_meaning(h))}
+    return {h: meaning for h in grid.headers if (meaning := column_meaning(h))}
 
 
 class _Screen(io.StringIO):

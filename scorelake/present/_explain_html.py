@@ -13,8 +13,8 @@ from scorelake.transforms.results import Turn
 # The explanation's own layout, in every page that shows one (the viewer's scenario page, the report):
 # what failed and the transcript first, each in a box of its own height so both fit the first screen.
 EXPLAIN_STYLE = """
-section.why { border-left: 3px solid #b3261e; padding: .1rem .8rem; margin: .4rem 0 .8rem; }
-section.why ul { margin: .2rem 0 .4rem; padding-left: 1.2rem; }
+div.why { border-left: 3px solid #b3261e; padding: .1rem .8rem; margin: .4rem 0 .8rem; }
+div.why ul { margin: .2rem 0 .4rem; padding-left: 1.2rem; }
 .compared { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: .8rem; }
 .compared pre { max-height: 9rem; overflow: auto; }
 ol.transcript { max-height: 20rem; overflow: auto; border: 1px solid #dde; padding: .3rem .5rem .3rem 2rem; }
@@ -46,7 +46,7 @@ def explain_html(e: Explanation) -> str:
                     '</pre></div><div><div class="label">prediction (the agent\'s final answer)</div>'
                     f'<pre class="prediction">{esc(_indented(e.final_answer))}</pre></div></div>')
     if why or compared:
-        parts.append(f'<section class="why">{f"<ul>{why}</ul>" if why else ""}{compared}</section>')
+        parts.append(f'<div class="why">{f"<ul>{why}</ul>" if why else ""}{compared}</div>')
     parts.append(f'<h2>Timeline ({len(e.turns)} turns, {len(e.tool_calls)} tool calls)</h2>'
                  '<ol class="transcript">')
     parts += [_moment_html(moment) for moment in e.timeline]
