@@ -13,7 +13,7 @@ import typer
 
 import scorelake
 from scorelake.cli._app import cell, command, emit, emitted, err, fail, interval, ms, pct, write_output
-from scorelake.cli._options import AlphaOpt, PolicyOpt, Read, WarehouseOpt, Where
+from scorelake.cli._options import AlphaOpt, Format, PolicyOpt, Read, WarehouseOpt, Where
 from scorelake.cli._terminal import Grid
 from scorelake.cli._terminal import show as show_grid
 from scorelake.transforms.names import RECORDED
@@ -101,13 +101,14 @@ def rates(
     Example: scorelake rates --run eval_20260904_080000 --by signal
     Example: scorelake rates --run eval_20260904_080000 --calibrated
     """
-    from scorelake.present import headline_parts
+    from scorelake.present import headline_facts
 
     wh = read.open()
+    titled = read.fmt is Format.table and not read.wide and not calibrated  # tables titled with the headline
     with wh.connection():
         df = wh.rates(by=by.value, run=run, policy=policy, calibrated=calibrated)
         judge_only = _judge_only(wh, run, policy)
-        headlines = {h.run_id: h for h in wh.headlines(run, policy)}
+        headlines = {h.run_id: h for h in wh.headlines(run, policy)} if titled else {}
     if not emitted(df, read.fmt, read.wide):
         for n, ((run_id,), rows) in enumerate(df.group_by("run_id", maintain_order=True)):
             if n:
@@ -115,7 +116,7 @@ def rates(
             if calibrated:
                 show_grid(_calibrated_grid(run_id, policy, rows.to_dicts()))
                 continue
-            title = f"{run_id} (policy {policy}): {'; '.join(headline_parts(headlines[run_id]))}"
+            title = f"{run_id} (policy {policy}): {headline_facts(headlines[run_id])}"
             show_grid((_domain_grid if by is RatesBy.domain else _signal_grid)(title, rows.to_dicts()))
     say_policy_judge(wh, policy)
     say_judge_only(judge_only)

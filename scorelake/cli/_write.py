@@ -28,10 +28,11 @@ def demo(warehouse: WarehouseOpt = None) -> None:
     wh = scorelake.open(warehouse)
     result = wh.ingest(scorelake.sample_runs(), say=say, progress=sys.stderr.isatty())
     say_converted(wh.location, result.converted)
-    for headline in wh.headlines():
+    headlines = wh.headlines()
+    for headline in headlines:
         print(headline_text(headline))
     at = "" if warehouse is None else f" -w {warehouse}"
-    run = wh.runs()["run_id"][-1]
+    run = headlines[-1].run_id
     err().print(f"the sample is in {result.warehouse}; next: scorelake rates{at} · scorelake show {run} --failed{at} "
                 f"· scorelake voice{at} · scorelake view{at}", highlight=False)
 

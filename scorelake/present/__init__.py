@@ -16,7 +16,7 @@ from scorelake.present._gate import (
     regression_text,
 )
 from scorelake.present._glossary import GLOSSARY, column_meaning, titled_headings
-from scorelake.present._headline import headline_parts, headline_text
+from scorelake.present._headline import headline_facts, headline_text
 from scorelake.present._panels import (
     CAUSE_DOCS,
     LATENCY_PANEL,
@@ -32,5 +32,5 @@ from scorelake.present._summary import render_summary
 
 __all__ = ["CAUSE_DOCS", "Checks", "EXPLAIN_STYLE", "Explanation", "GLOSSARY", "LATENCY_PANEL", "LATENCY_SCENARIO_PANEL", "LISTED", "MIN_EVENTS",
            "Moment", "Panel", "PlacedCall", "VOICE_PANEL", "cause_counts", "column_meaning", "delta_text", "explain", "explain_html",
-           "explain_text", "gate_summary", "headline_parts", "headline_text", "listed", "mark", "mcnemar_text", "not_compared", "regression_text",
+           "explain_text", "gate_summary", "headline_facts", "headline_text", "listed", "mark", "mcnemar_text", "not_compared", "regression_text",
            "render_report", "render_summary", "shown", "titled_headings"]

@@ -344,14 +344,18 @@ def explain(evidence: Evidence, limit: int = 240) -> Explanation:
     return Explanation(f"{evidence.run} / {s.scenario_name} (policy {evidence.policy})", outcome, failed,
                        summary, signals, turns, tool_calls, items, _timeline(turns, tool_calls, _checks(s, judge)),
                        final, evidence.judge_input, reply, judge and judge.reply, evidence.task, evidence.heard,
-                       _pretty(s.reference_json))
+                       indented(s.reference_json))
 
 
-def _pretty(text: str | None) -> str | None:
-    """A JSON value as upstream's judge is shown it (indented two), a plain string as it is."""
+def indented(text: str | None) -> str | None:
+    """A reference or an answer as upstream's judge is shown it: JSON indented two, a JSON string or
+    text that is no JSON as it is."""
     if text is None:
         return None
-    value = json.loads(text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
     return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import json
 
-from scorelake.present._explain import Explanation, PlacedCall, mark
+from scorelake.present._explain import Explanation, PlacedCall, indented, mark
 from scorelake.transforms.results import Turn
 
 
@@ -41,10 +41,12 @@ def explain_html(e: Explanation) -> str:
     why = "".join(f'<li><code>{esc(sig.signal)}</code>: {esc("; ".join(sig.facts))}</li>' for sig in failing)
     compared = ""
     if e.reference is not None or e.final_answer is not None:
+        reference, prediction = e.reference, indented(e.final_answer)
         compared = ('<div class="compared"><div><div class="label">reference (expected)</div>'
-                    f'<pre class="reference">{esc(e.reference if e.reference is not None else "none recorded")}'
+                    f'<pre class="reference">{esc("none recorded" if reference is None else reference)}'
                     '</pre></div><div><div class="label">prediction (the agent\'s final answer)</div>'
-                    f'<pre class="prediction">{esc(_indented(e.final_answer))}</pre></div></div>')
+                    f'<pre class="prediction">{esc("none recorded" if prediction is None else prediction)}'
+                    '</pre></div></div>')
     if why or compared:
         parts.append(f'<div class="why">{f"<ul>{why}</ul>" if why else ""}{compared}</div>')
     parts.append(f'<h2>Timeline ({len(e.turns)} turns, {len(e.tool_calls)} tool calls)</h2>'
@@ -105,14 +107,3 @@ def _moment_html(moment) -> str:
         return (f'<li class="call {esc(call.side)}"><b>{esc(call.side)} calls</b> <code>{esc(call.name)}</code>{where}'
                 f'<div class="label">arguments</div><pre>{esc(call.arguments_json)}</pre>{returned}</li>')
     return f'<li class="checks"><b>checks</b>: {esc(moment.text)}</li>'
-
-
-def _indented(answer: str | None) -> str:
-    """The final answer as the judge was shown it: JSON indented two, text as it is."""
-    if answer is None:
-        return "none recorded"
-    try:
-        value = json.loads(answer)
-    except ValueError:
-        return answer
-    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from scorelake.transforms.results import Headline
 
 
-def headline_parts(h: Headline) -> list[str]:
-    """The headline's facts after the run's name, each a phrase: success with its interval and n,
-    the change from the run before, the judge's errors, the stalls, the worst domain."""
+def _parts(h: Headline) -> list[str]:
+    """The headline's facts, each a phrase: success with its interval and n, the change from the
+    run before, the judge's errors, the stalls, the worst domain."""
     if not h.success_total:
         return ["no scenario scored"]
     parts = [f"success {h.success_passed / h.success_total * 100:.1f}% {h.success_passed}/{h.success_total} "
@@ -28,6 +28,11 @@ def headline_parts(h: Headline) -> list[str]:
     return parts
 
 
+def headline_facts(h: Headline) -> str:
+    """The headline's facts after the run's name, in one line (a title, a page's line, a legend's)."""
+    return "; ".join(_parts(h))
+
+
 def headline_text(h: Headline) -> str:
     """The run's headline: its name, then its facts."""
-    return f"{h.run_id}: {'; '.join(headline_parts(h))}"
+    return f"{h.run_id}: {headline_facts(h)}"

@@ -16,7 +16,7 @@ import polars as pl
 from scorelake.present._explain_html import EXPLAIN_STYLE, explain_html
 from scorelake.present._gate import delta_text, mcnemar_text, not_compared
 from scorelake.present._glossary import titled_headings
-from scorelake.present._headline import headline_parts
+from scorelake.present._headline import headline_facts
 from scorelake.present._panels import CAUSE_DOCS, DASH, LATENCY_PANEL, VOICE_PANEL, shown
 from scorelake.transforms.analysis import Comparison
 from scorelake.transforms.results import Headline
@@ -268,7 +268,7 @@ def render_report(history: pl.DataFrame, runs: pl.DataFrame, comparison: Compari
     latency = pl.DataFrame() if latency is None else latency
     appendix = "".join(f"<section class='scenario' id='{anchor(run, scenario)}'>{explain_html(e)}</section>"
                        for (run, scenario), e in pages.items())
-    said = {h.run_id: "; ".join(headline_parts(h)) for h in headlines}
+    said = {h.run_id: headline_facts(h) for h in headlines}
     legend = "".join(
         f"<li>#{i + 1} <b>{html.escape(r['run_id'])}</b> ({r['session_started_at'] or 'no timestamp'}, "
         f"{html.escape(str(r['source']))}, group {html.escape(str(r['run_group']))})"

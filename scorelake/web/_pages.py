@@ -18,7 +18,7 @@ from scorelake.present import (
     LATENCY_PANEL,
     Explanation,
     explain_html,
-    headline_parts,
+    headline_facts,
     listed,
     mcnemar_text,
     not_compared,
@@ -174,7 +174,7 @@ def runs_page(runs: pl.DataFrame, rates: pl.DataFrame, policy: str, headlines: l
         parts.append(f'<h2 class="run"><a href="{href}">{esc(run["run_id"])}</a></h2>'
                      f'<p class="run-info">{esc(started)} · {esc(run["source"])} · group {esc(run["run_group"])} · '
                      f"{run['n_scenarios']} scenarios, {run['n_quarantined']} quarantined · {esc(run['status'])}</p>"
-                     + (f'<p class="headline">{esc("; ".join(headline_parts(said[run["run_id"]])))}</p>'
+                     + (f'<p class="headline">{esc(headline_facts(said[run["run_id"]]))}</p>'
                         if run["run_id"] in said else "") +
                      "<table><tr><th>domain</th><th>n</th><th>success</th><th>task</th><th>stalled</th></tr>"
                      f"{cells}</table>")
@@ -354,7 +354,7 @@ def latency_page(run: str, by_domain: pl.DataFrame, histogram: pl.DataFrame, slo
     exchanges = "".join(exchange(r) for r in slowest.iter_rows(named=True))
     return (f"{head}"
             f'<table id="latency"><tr><th>domain</th>{LATENCY_PANEL.html_headings()}'
-            f'<th title="agent turns the user talked over">interrupted</th></tr>{rows}</table>'
+            f'<th>interrupted</th></tr>{rows}</table>'
             '<p class="note">Milliseconds.</p>'
             "<h2>Distribution</h2><p class=\"note\">Exchanges per response latency, from 0 to the run's p99; the "
             f"last (red) bar holds the slower ones.</p>{_histogram_svg(histogram)}"

@@ -154,7 +154,7 @@ def voice_page(run: str, panel: pl.DataFrame, scenarios: pl.DataFrame, policy: s
         for r in failed.sort("failure_cause", "scenario_name").iter_rows(named=True))
     causes = "; ".join(f"{name}: {doc}" for name, doc in CAUSE_DOCS)
     return (f"{head}<table id=\"voice-panel\"><tr><th>domain</th><th>scenarios</th>{VOICE_PANEL.html_headings()}"
-            '<th title="agent turns the runner logged [INTERRUPTED]">interrupted</th>'
+            '<th>interrupted</th>'
             f'<th title="{esc(causes)}">failed by cause</th></tr>'
             f"{rows}</table><p class=\"note\">{esc(VOICE_PANEL.note)}</p>"
             f"<h2>Failed scenarios by cause (policy {esc(policy)})</h2><table id=\"causes\"><tr><th>scenario</th>"

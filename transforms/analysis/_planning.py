@@ -105,5 +105,4 @@ def _spread(count: int, weights: list[float], room: list[int]) -> list[int]:
         if not sum(taken.values()):
             break
         left -= sum(taken.values())
-        weights = [0.0 if given[i] >= room[i] else weights[i] for i in range(len(room))]
     return given
