@@ -294,8 +294,9 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         record_refusals(store, plan.refused)
         reports, pending = [], []
         # A commit scores what its sessions hold; a policy under a judge other than the runs' own, or
-        # one that takes reviews, needs the tables: it is scored once the runs are committed (rescore).
-        scoring = [p for p in stored_policies(store) if p.judge is None and not p.reviews]
+        # one that takes reviews or keeps calibrated verdicts only, needs the tables: it is scored once the runs
+        # are committed (rescore).
+        scoring = [p for p in stored_policies(store) if p.judge is None and not p.reviews and not p.selective]
         with _progress(progress) as bar:
             job = bar.add_task("ingesting sessions", total=len(plan.todo))
             for ingested in fanout.run(ingest_sessions_job, _jobs(plan.todo)):

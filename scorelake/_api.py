@@ -94,6 +94,8 @@ class Warehouse:
     # analysis
     rates = _handed("analysis", Analysis.rates)
     headlines = _handed("analysis", Analysis.headlines)
+    selective_rates = _handed("analysis", Analysis.selective_rates)
+    ppi_rates = _handed("analysis", Analysis.ppi_rates)
     judge_errors = _handed("analysis", Analysis.judge_errors)
     compare = _handed("analysis", Analysis.compare)
     gate = _handed("analysis", Analysis.gate)
@@ -121,6 +123,8 @@ class Warehouse:
     judges = _handed("judging", Judging.judges)
     compare_judges = _handed("judging", Judging.compare_judges)
     judge_stability = _handed("judging", Judging.judge_stability)
+    calibrate_judge = _handed("judging", Judging.calibrate_judge)
+    calibrations = _handed("judging", Judging.calibrations)
     # people's verdicts
     review = _handed("reviewing", Reviewing.review)
     undo_review = _handed("reviewing", Reviewing.undo_review)

@@ -100,7 +100,8 @@ def tables_of(wh: scorelake.Warehouse) -> list[list[str]]:
             ["cost"], ["cost", "--price", "agent=1,2"], ["show", SAMPLE, "--failed"], ["show", "--grep", "order"],
             ["judges"], ["judges", "--stability"], ["judges", "--stability", "--by", "scenario"],
             ["compare-judges", "recorded", "replay@majority"], ["compare-judges", "human", "recorded", "--sweep"],
-            ["compare-judges", "human", "recorded", "--plan", "0.5"], ["reviews"], ["reviews", "--history"]]
+            ["compare-judges", "human", "recorded", "--plan", "0.5"], ["reviews"], ["reviews", "--history"],
+            ["judges", "--calibrate", "recorded"], ["rates", "--selective"], ["rates", "--ppi"], ["gate", first, second]]
 
 
 @pytest.mark.slow  # a judge asked three times over the sample, or whole processes on a terminal

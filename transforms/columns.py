@@ -532,6 +532,36 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "reviewed_at": pl.Datetime("us", "UTC"),
         "warehouse_version": I64,  # the warehouse version the reviewer saw
     },
+    # A judge's verdicts kept with a guarantee (`judges --calibrate`, analysis/_selective.py): per judge
+    # and scope (a domain, or (all)), the confidence threshold chosen on people's labels.
+    "calibrations": {
+        "calibration_id": Str,
+        "judge": Str,
+        "scope": Str,  # a domain, or (all)
+        "alpha": F64,  # on the kept verdicts, the judge disagrees with people at most this often ...
+        "delta": F64,  # ... except with at most this probability
+        "threshold": F64,  # the confidence a verdict needs to be kept (NULL: none gives the guarantee)
+        "labels": I64,  # labelled verdicts the threshold was chosen on
+        "kept_labels": I64,
+        "kept_disagreements": I64,
+        "agreement_bound": F64,  # the agreement the kept verdicts reach at 1 - delta
+        "judged": I64,  # the judge's verdicts in scope
+        "coverage": F64,  # the share of them kept
+        "more_labels": I64,  # no threshold: about how many more labels it takes
+        "note": Str,
+        "warehouse_version": I64,  # the warehouse version the labels were read at
+        "created_at": pl.Datetime("us", "UTC"),
+    },
+    # Scenarios drawn for labelling with a known chance (review_queue("active")): the chance weights
+    # their labels in `rates --ppi` (analysis/_ppi.py), which keeps the rate unbiased.
+    "label_draws": {
+        "draw_id": Str,  # of the judge, the runs, the budget and the seed: the same draw is not made twice
+        "judge": Str,
+        "run_id": Str,
+        "scenario_name": Str,
+        "probability": F64,
+        "drawn_at": pl.Datetime("us", "UTC"),
+    },
     "judges": {  # one row per judge definition (name and the settings its judgements are made with)
         "name": Str,
         "spec_json": Str,

@@ -15,8 +15,10 @@ SCENARIO_SORTS = ("position", "name", "domain", "judge_score", "agent_turns", "o
 REVIEW_PICKS = {"errors": "judge errors", "disagree": "two judges disagree", "reviewers": "reviewers disagree",
                 "changed": "changed between two runs", "sample": "a random sample per domain",
                 "dead_air": "the most dead air", "missing_turns": "the most turns never heard",
-                "wer": "the highest word error rate"}
-RANKED_PICKS = ("dead_air", "missing_turns", "wer")  # each pick's rows carry a weight, the largest first
+                "wer": "the highest word error rate", "escalated": "escalated by the judge's calibration",
+                "active": "drawn where a label buys the most"}
+# each pick's rows carry a weight, the largest first
+RANKED_PICKS = ("dead_air", "missing_turns", "wer", "escalated", "active")
 
 # Upstream's reason for an NL assertion its judge's reply gave no verdict for (counted as failed).
 MISSING_VERDICT = "Missing verdict; treated as failed."

@@ -52,6 +52,33 @@ class Analysis:
             labels = self._reads.query("calibration_labels", policy_id=policy_id, run_id=run)
         return with_calibration(found, labels, by)
 
+    def selective_rates(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
+        """Per run and domain (the whole run first), the verdicts of the policy's judge its calibration
+        keeps (``judges --calibrate``) and those it escalates to people: the kept verdicts' pass rate
+        with its interval, the coverage and the escalated count, beside the judge's rate over all."""
+        with self._reads.connection():
+            policy_id = self._reads.scoped(policy, run)
+            judge = self._reads.policy(policy)["judge"]
+            if self._reads.query("calibrations", judge=judge).is_empty():
+                raise NotFound(f"judge '{judge}' (policy '{policy}') has no calibration: "
+                                   f"scorelake judges --calibrate {judge}")
+            return self._reads.query("rates_selective", policy_id=policy_id, run_id=run)
+
+    def ppi_rates(self, run: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
+        """Per run and domain (the whole run first), JUDGE_PASSED's rate four ways: the judge's alone,
+        people's labels alone, Rogan-Gladen's correction and prediction-powered (PPI++ with its
+        power tuning, or the active estimator where the labels were drawn by the ``active`` pick),
+        each with its 95% interval (``transforms.analysis.ppi_rates``)."""
+        from scorelake.transforms.analysis import ppi_rates
+
+        with self._reads.connection():
+            policy_id = self._reads.scoped(policy, run)
+            if self._reads.policy(policy)["reviews"]:
+                raise InvalidArgument(f"policy '{policy}' takes reviews: its judge_passed is people's where they "
+                                      "reviewed; use the judge's own policy")
+            verdicts = self._reads.query("ppi_verdicts", policy_id=policy_id, run_id=run)
+        return ppi_rates(verdicts)
+
     def headlines(self, run: str | None = None, policy: str = RECORDED, *, alpha: float = 0.05) -> list[Headline]:
         """Each run in one line under ``policy`` (``run``: only it), oldest session first: success with
         its interval and n, the change from the run before it in its group (labelled as ``history``
@@ -85,17 +112,23 @@ class Analysis:
 
     def gate(self, base: str, candidate: str, policy: str = RECORDED, *, alpha: float = 0.05, max_drop: float = 0.0,
              domains: Sequence[str] = (), max_p95_rise: float | None = None, max_overlap_rise: float | None = None,
-             max_wer_rise: float | None = None) -> GateResult:
+             max_wer_rise: float | None = None, correction: str = "holm") -> GateResult:
         """Whether ``candidate`` may replace ``base``: it fails when a domain (of ``domains``, default
         every one) or the whole run regressed beyond the noise (McNemar at ``alpha`` on the scenarios
         both ran with the same definition) by more than ``max_drop`` points, or (``max_p95_rise``)
         when its p95 response latency rose by more than that many milliseconds, or
         (``max_overlap_rise``) its mean overlap of speech per scenario by more than that many seconds,
-        or (``max_wer_rise``) the word error rate of what its agent heard by more than that many points."""
+        or (``max_wer_rise``) the word error rate of what its agent heard by more than that many points.
+        The tests of the domains and the whole run are corrected for being many (``correction``:
+        ``holm``, ``bh`` or ``none``); ``GateResult.tests`` holds each with the smallest drop it can
+        detect at 80% power."""
         from scorelake.pipeline import gate
+        from scorelake.transforms.analysis import CORRECTIONS
 
+        if correction not in CORRECTIONS:
+            raise InvalidArgument(f"correction '{correction}': one of {', '.join(CORRECTIONS)}")
         return gate(self.compare(base, candidate, policy, alpha=alpha), max_drop, domains, max_p95_rise,
-                    max_overlap_rise, max_wer_rise)
+                    max_overlap_rise, max_wer_rise, correction)
 
     def passk(self, group: str | None = None, policy: str = RECORDED) -> pl.DataFrame:
         """pass^k per run group and domain, recomputed and claimed side by side."""

@@ -10,7 +10,7 @@ import polars as pl
 
 from scorelake._services._reads import Reads
 from scorelake.flows.runtime import say_nothing
-from scorelake.transforms.errors import MAX_PRICE, InvalidArgument, NotFound, check_range
+from scorelake.transforms.errors import MAX_PRICE, InvalidArgument, NotFound, check_range, did_you_mean
 
 if TYPE_CHECKING:
     from scorelake.transforms.analysis import JudgeComparison
@@ -73,6 +73,29 @@ class Judging:
             cost = (pl.col("prompt_tokens").fill_null(0) * (price_in or 0)
                     + pl.col("completion_tokens").fill_null(0) * (price_out or 0)) / 1e6
         return found.with_columns(cost=cost if cost is not None else pl.lit(None, pl.Float64))
+
+    def calibrate_judge(self, judge: str, alpha: float = 0.1, delta: float = 0.1, *,
+                        by: Literal["domain"] | None = None) -> pl.DataFrame:
+        """Keep ``judge``'s verdicts with a guarantee: on people's labels of JUDGE_PASSED, the
+        confidence threshold above which the judge agrees with people at least ``1 - alpha`` of the
+        time with probability at least ``1 - delta`` (fixed-sequence testing with exact binomial
+        bounds, ``transforms.analysis.select``); one per domain with ``by="domain"``. Stored (the
+        review queue's ``escalated`` pick and ``rates --selective`` use the latest) and returned:
+        per scope the threshold, the labels used, the coverage, the agreement reached, or how many
+        more labels it takes."""
+        from scorelake.pipeline import store_calibration
+
+        if by not in (None, "domain"):
+            raise InvalidArgument(f"calibrate by '{by}': by domain, or leave it out for one threshold")
+        with self._reads.connection():
+            if judge not in set(self._reads.query("judges")["judge"]):
+                raise NotFound(f"no judge named '{judge}'{did_you_mean(judge, self._reads.query('judges')['judge'])}")
+        self._reads.writable()
+        return store_calibration(self._reads.store, judge, alpha, delta, by == "domain")
+
+    def calibrations(self, judge: str | None = None) -> pl.DataFrame:
+        """The calibration that stands per judge and scope (the latest ``calibrate_judge``)."""
+        return self._reads.query("calibrations", judge=judge)
 
     def judge_stability(self, judge: str | None = None, by: Literal["domain", "scenario"] = "domain") -> pl.DataFrame:
         """How often a repeated judge (``rejudge(..., repeat=K)``; of ``judge``, or every one), asked

@@ -95,6 +95,18 @@ class Reviewing:
         self._reads.writable()
         return runtime.record_reviews(self._reads.location, reviews, unreadable, source)
 
+    def _active_draw(self, run: str | None, policy: str, budget: int, seed: int) -> str:
+        """The id of the active draw of ``budget`` and ``seed`` over ``run`` (or every run), made and
+        recorded first if it is not yet."""
+        from scorelake.pipeline import active_draw
+
+        if budget < 1:
+            raise InvalidArgument(f"active: a budget of at least 1 label (got {budget})")
+        with self._reads.connection():
+            population = self._reads.query("active_population", policy_id=self._reads.scoped(policy, run), run=run)
+        self._reads.writable()
+        return active_draw(self._reads.store, population, run, int(budget), int(seed))
+
     def reviews(self, run: str | None = None, history: bool = False) -> pl.DataFrame:
         """The reviews that stand (each reviewer's, one per run, scenario, signal, assertion and
         reviewer), or every review ever made (``history``: superseded and withdrawn ones too,
@@ -111,7 +123,7 @@ class Reviewing:
 
     def review_queue(self, pick: str = "errors", run: str | None = None, policy: str = RECORDED, *,
                      judges: Sequence[str] = (), seed: int = 0, per_domain: int = 5, limit: int = 200,
-                     plan: LabelPlan | None = None, between: Sequence[str] = ()) -> pl.DataFrame:
+                     plan: LabelPlan | None = None, between: Sequence[str] = (), budget: int = 50) -> pl.DataFrame:
         """What to review next: the scenarios whose judge failed (``errors``), those two stored
         ``judges`` disagree on (``disagree``), those whose reviewers disagree (``reviewers``), those
         whose outcome changed between two runs (``changed``, ``between=[A, B]``: B's scenarios), or a
@@ -122,15 +134,23 @@ class Reviewing:
         how many they have).
         ``sample`` with a ``plan`` (``compare_judges(..., plan=WIDTH).plan``) draws the plan's
         stratified sample instead: per domain and the judge's verdict, as many unlabelled scenarios
-        as it asks for."""
+        as it asks for.
+        ``escalated``: the scenarios whose verdict of the policy's judge its calibration
+        (``calibrate_judge``) escalates to people, the least confident first. ``active``: about
+        ``budget`` scenarios drawn at random, each with a chance that grows with the judge's doubt
+        (its instability, its confidence), recorded so that ``ppi_rates`` weighs their labels by it
+        and stays unbiased; the same ``seed`` and ``budget`` read the same draw back."""
         if pick not in REVIEW_PICKS:
             raise InvalidArgument(f"pick '{pick}': one of {', '.join(REVIEW_PICKS)}")
         if pick == "disagree" and len(judges) != 2:
             raise InvalidArgument("disagree: name the two judges whose verdicts differ (judges=[A, B])")
         if pick == "changed" and len(between) != 2:
             raise InvalidArgument("changed: name the two runs, the earlier first (between=[A, B])")
+        drawn = self._active_draw(run, policy, budget, seed) if pick == "active" else None
         with self._reads.connection():
             params = {"run": run, "policy_id": self._reads.scoped(policy, run, *between), "limit": max(int(limit), 0)}
+            if drawn is not None:
+                params.update(draw_id=drawn)
             if pick == "changed":
                 params.update(run_a=between[0], run_b=between[1])
             if pick == "disagree":

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
 
 
 def _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews,
-           review_rule=None, adjudicator=None) -> dict:
+           review_rule=None, adjudicator=None, selective=False) -> dict:
     """The policy fields given (a flag left None, no whitelist, no reviews: not given)."""
     given = {"judge_threshold": judge_threshold, "min_agent_turns": min_agent_turns, "strict_match": strict_match,
              "judge_enabled": judge_enabled, "judge": judge, "whitelists": dict(whitelists or {}),
-             "reviews": reviews or None, "review_rule": review_rule, "adjudicator": adjudicator}
+             "reviews": reviews or None, "review_rule": review_rule, "adjudicator": adjudicator,
+             "selective": selective or None}
     return {k: v for k, v in given.items() if v not in (None, {})}
 
 
@@ -59,7 +60,7 @@ class Scoring:
                 min_agent_turns: int | None = None, strict_match: bool | None = None,
                 judge_enabled: bool | None = None, judge: str | None = None,
                 whitelists: Mapping[str, Sequence[str]] | None = None, reviews: bool = False,
-                review_rule: str | None = None, adjudicator: str | None = None,
+                review_rule: str | None = None, adjudicator: str | None = None, selective: bool = False,
                 runs: Sequence[str] | None = None, dask_address: str | None = None, prefect: bool | None = None,
                 verbose: bool = False, say: Callable[[str], None] = say_nothing) -> RescoreResult:
         """Define (or reuse) a policy and score stored runs (``runs``, default all) under it from the
@@ -69,14 +70,16 @@ class Scoring:
         policy that takes reviews re-scores the runs reviewed since, each time it is run again;
         ``review_rule`` says which verdict stands where reviewers reviewed the same key: ``latest``
         (the default), ``majority`` (none on a tie) or ``adjudicated`` (the reviewers' where they
-        agree, the ``adjudicator``'s where they disagree). The flow checks the policy against the
-        stored ones (once, under the writer lock)."""
+        agree, the ``adjudicator``'s where they disagree). ``selective``: JUDGE_PASSED only where the
+        judge's calibration (``calibrate_judge``) keeps its verdict; an escalated one is not applicable
+        unless people reviewed it (with ``reviews``, their verdict counts). The flow checks the policy
+        against the stored ones (once, under the writer lock)."""
         from scorelake.flows import runtime
         from scorelake.transforms.scoring import Policy
 
         self._reads.writable()
         defined = _flags(judge_threshold, min_agent_turns, strict_match, judge_enabled, judge, whitelists, reviews,
-                         review_rule, adjudicator)
+                         review_rule, adjudicator, selective)
         if not defined and not policy:
             raise InvalidArgument("give a policy name and/or the flags that define a policy")
         spec = Policy.checked(policy, **defined).spec_json() if defined else None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Optional
 
 import typer
@@ -98,6 +99,26 @@ def compare_runs(
     _show(c, policy)
 
 
+class Correction(StrEnum):
+    holm = "holm"
+    bh = "bh"
+    none = "none"
+
+
+def _show_tests(result) -> None:
+    """The gate's tests per domain: the p-value, corrected, and the smallest drop it can detect."""
+    if result.tests is None or result.tests.is_empty():
+        return
+    share = lambda v: "" if v is None else f"{v * 100:.1f} pts"  # noqa: E731
+    cells = [[r["domain"], str(r["pairs"]), f"{r['broken']}/{r['fixed']}", f"{r['p_value']:.3g}",
+              f"{r['adjusted_p']:.3g}", "regressed" if r["regressed"] else "", share(r["min_detectable"])]
+             for r in result.tests.iter_rows(named=True)]
+    headers = ["domain", "paired", "broken/fixed", "p-value", "corrected p", "call", "detectable drop"]
+    print()
+    show_grid(Grid(headers, cells, f"gate tests, corrected ({result.correction}) for {result.tests.height} tests",
+                   right=set(headers[1:5]) | {"detectable drop"}))
+
+
 @command
 def gate(
     base: Annotated[str, typer.Argument(help="The baseline run")],
@@ -113,23 +134,30 @@ def gate(
     max_wer_rise: Annotated[Optional[float], typer.Option(
         help="Points the word error rate of what a domain's agent heard may rise and pass [default: not checked]"
     )] = None,
+    correction: Annotated[Correction, typer.Option(
+        help="How the tests of the many domains are corrected: holm (no false alarm at all, but with chance alpha), "
+             "bh (Benjamini-Hochberg: false alarms at most a share alpha of the alarms) or none")] = Correction.holm,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """For CI: exit 0 when no domain (and not the whole run) regressed beyond the noise by more than
     --max-drop points, exit 3 when one did, naming the domains and the scenarios that broke (paired
     as compare pairs them: the same scenario, the same definition). A single flipped scenario does
-    not fail the gate; a run compared with itself passes.
+    not fail the gate; a run compared with itself passes. Each domain and the whole run is a test of
+    its own: their p-values are corrected for being many (--correction), and each domain's smallest
+    drop the gate can detect at 80% power with its pairs is printed.
 
     Example: scorelake gate eval_20260903_140200 eval_20260904_080000 --max-drop 2
     """
     result = scorelake.open(warehouse).gate(base, candidate, policy, alpha=alpha, max_drop=max_drop,
                                             domains=domain or (), max_p95_rise=max_p95_rise,
-                                            max_overlap_rise=max_overlap_rise, max_wer_rise=max_wer_rise)
+                                            max_overlap_rise=max_overlap_rise, max_wer_rise=max_wer_rise,
+                                            correction=correction.value)
     if fmt is Format.json:
         print_json(result.as_json())
     elif fmt is Format.table:
         _show(result.comparison, policy)
+        _show_tests(result)
     from scorelake.present import regression_text
 
     for r in result.regressions:

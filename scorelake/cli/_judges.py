@@ -8,6 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
 
+import polars as pl
 import typer
 
 import scorelake
@@ -115,21 +116,41 @@ def judges(
     price_out: Annotated[Optional[float], typer.Option(help="Price per million output tokens, for the cost")] = None,
     stability: Annotated[bool, typer.Option(
         "--stability", help="How often a repeated judge's asks (rejudge --repeat) disagree, per judge and domain")] = False,
-    by: Annotated[StabilityBy, typer.Option(help="With --stability: per domain, or per scenario")] = StabilityBy.domain,
+    by: Annotated[Optional[StabilityBy], typer.Option(
+        help="With --stability: per domain (the default) or per scenario; with --calibrate: a threshold per "
+             "domain (domain) instead of one")] = None,
+    calibrate: Annotated[Optional[str], typer.Option(
+        "--calibrate", metavar="JUDGE",
+        help="Choose on people's labels the confidence above which JUDGE's verdicts are kept: they agree with "
+             "people at least 1 - alpha of the time, with probability at least 1 - delta; the rest are "
+             "escalated to people")] = None,
+    alpha: Annotated[float, typer.Option(help="With --calibrate: the disagreement allowed on kept verdicts")] = 0.1,
+    delta: Annotated[float, typer.Option(help="With --calibrate: the chance the guarantee may fail")] = 0.1,
     read: Listing = Listing(),
 ) -> None:
     """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
     coverage of the stored judge inputs, error rate, calls, retries, tokens and cost, and for a
-    repeated judge's majority the asks behind it and how often they flip.
+    repeated judge's majority the asks behind it and how often they flip; then the calibrations
+    that stand (judges --calibrate).
 
     Example: scorelake judges --price-in 0.5 --price-out 1.5
     Example: scorelake judges --stability --by scenario
+    Example: scorelake judges --calibrate recorded --alpha 0.1 --delta 0.1 --by domain
     """
     wh = read.open()
+    if calibrate is not None:
+        if by is StabilityBy.scenario:
+            fail("--calibrate --by: domain, or leave it out for one threshold")
+        _calibrations(wh.calibrate_judge(calibrate, alpha, delta, by=by and by.value), read)
+        return
     if stability:
+        by = by or StabilityBy.domain
         _stability(read.of(wh.judge_stability(by=by.value)), read.fmt, read.wide, by)
         return
     found = read.of(wh.judges(price_in, price_out))
+    if read.fmt is Format.json:  # one document: the judges and the calibrations that stand
+        print_json({"judges": found.drop("spec_json").to_dicts(), "calibrations": wh.calibrations().to_dicts()})
+        return
     if emitted(found.drop("spec_json"), read.fmt, read.wide):
         return
     tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731
@@ -144,6 +165,26 @@ def judges(
                     "tokens out", "cost", "asks", "flip rate"], cells,
                    right={"coverage", "errors", "asked", "no call", "retries", "tokens in", "tokens out", "cost", "asks",
                           "flip rate"}).without_empty_columns())
+    calibrations = wh.calibrations()
+    if not calibrations.is_empty():
+        print()
+        _calibrations(calibrations, read)
+
+
+def _calibrations(found: pl.DataFrame, read: Listing) -> None:
+    """Calibrations as a table: per judge and scope, what is kept and the guarantee, or what it lacks."""
+    if emitted(found, read.fmt, read.wide):
+        return
+    share = lambda v: "" if v is None else f"{v * 100:.1f}%"  # noqa: E731
+    cells = [[r["judge"], r["scope"], f"{r['alpha']:g}", f"{r['delta']:g}",
+              "" if r["threshold"] is None else f"{r['threshold']:.3f}", str(r["labels"]), share(r["coverage"]),
+              share(r["agreement_bound"]), "" if r["more_labels"] is None else str(r["more_labels"]), r["note"] or ""]
+             for r in found.iter_rows(named=True)]
+    headers = ["judge", "scope", "may disagree", "may fail", "confidence at least", "labels", "kept share",
+               "agrees at least", "more labels", "calibration note"]
+    show_grid(Grid(headers, cells, "calibrations: verdicts kept where the judge agrees with people at least "
+                                   "1 - alpha of the time, with probability 1 - delta", keys=2,
+                   right=set(headers[2:-1])).without_empty_columns())
 
 
 def _stability(found, fmt: Format, wide: bool, by: StabilityBy) -> None:

@@ -85,6 +85,43 @@ def _calibrated_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
                 note=note)
 
 
+def _judge_rates(wh: scorelake.Warehouse, run: str | None, policy: str, read: Read, way: str) -> None:
+    """``rates --selective`` and ``rates --ppi``: JUDGE_PASSED per run and domain, one table per run."""
+    found = wh.selective_rates(run, policy) if way == "selective" else wh.ppi_rates(run, policy)
+    if emitted(found, read.fmt, read.wide):
+        return
+    for n, ((run_id,), rows) in enumerate(found.group_by("run_id", maintain_order=True)):
+        if n:
+            print()
+        show_grid((_selective_grid if way == "selective" else _ppi_grid)(run_id, policy, rows.to_dicts()))
+
+
+def _rate(rate: float | None, low: float | None = None, high: float | None = None) -> str:
+    """A rate in percent with its interval where it has one; blank without a rate."""
+    if rate is None:
+        return ""
+    return f"{rate * 100:.1f}%" + ("" if low is None else f" [{low * 100:.1f}, {high * 100:.1f}]")
+
+
+def _selective_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    cells = [[r["domain"], str(r["judged"]), str(r["kept"]), str(r["escalated"]), _rate(r["coverage"]),
+              _rate(r["kept_rate"], r["kept_ci_low"], r["kept_ci_high"]), _rate(r["judge_rate"])] for r in rows]
+    headers = ["domain", "judged", "kept", "escalated", "kept share", "kept rate [95% CI]", "judge rate"]
+    return Grid(headers, cells, f"{run_id} (policy {policy}): JUDGE_PASSED kept by the judge's calibration",
+                right=set(headers[1:]))
+
+
+def _ppi_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
+    cells = [[r["domain"], str(r["judged"]), str(r["labels"]), _rate(r["judge_rate"]),
+              _rate(r["labels_rate"], r["labels_ci_low"], r["labels_ci_high"]),
+              _rate(r["corrected_rate"], r["corrected_ci_low"], r["corrected_ci_high"]),
+              _rate(r["ppi_rate"], r["ppi_ci_low"], r["ppi_ci_high"]), r["ppi_method"] or ""] for r in rows]
+    headers = ["domain", "judged", "labels", "judge rate", "labels rate [95% CI]", "corrected [95% CI]",
+               "ppi rate [95% CI]", "ppi method"]
+    return Grid(headers, cells, f"{run_id} (policy {policy}): JUDGE_PASSED from the judge, from people, and both",
+                right=set(headers[1:-1]))
+
+
 @command
 def rates(
     run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run (its session directory name)")] = None,
@@ -94,16 +131,28 @@ def rates(
         "--calibrated", help="JUDGE_PASSED's rate corrected by people's labels of the run (reviews of judge_passed): "
                              "the judge's sensitivity and specificity against them, the corrected rate and its "
                              "95% interval")] = False,
+    selective: Annotated[bool, typer.Option(
+        "--selective", help="The verdicts of the policy's judge its calibration keeps (judges --calibrate): their "
+                            "rate, the coverage and the escalated count per domain")] = False,
+    ppi: Annotated[bool, typer.Option(
+        "--ppi", help="JUDGE_PASSED's prediction-powered rate (PPI++) per domain, beside the judge-only, "
+                      "labels-only and Rogan-Gladen rates, each with its 95% interval")] = False,
     read: Read = Read(),
 ) -> None:
     """Success, task-success and per-signal rates, per domain or per signal (one table per run).
 
     Example: scorelake rates --run eval_20260904_080000 --by signal
     Example: scorelake rates --run eval_20260904_080000 --calibrated
+    Example: scorelake rates --ppi
     """
     from scorelake.present import headline_facts
 
     wh = read.open()
+    if sum((calibrated, selective, ppi)) > 1:
+        fail("--calibrated, --selective and --ppi each show JUDGE_PASSED another way: choose one", 2)
+    if selective or ppi:
+        _judge_rates(wh, run, policy, read, "selective" if selective else "ppi")
+        return
     titled = read.fmt is Format.table and not read.wide and not calibrated  # tables titled with the headline
     with wh.connection():
         df = wh.rates(by=by.value, run=run, policy=policy, calibrated=calibrated)

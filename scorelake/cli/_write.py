@@ -130,6 +130,10 @@ def rescore(
              "majority's (none on a tie), or the adjudicator's where they disagree [default: latest]")] = None,
     adjudicator: Annotated[Optional[str], typer.Option(
         help="With --review-rule adjudicated: the reviewer who decides where reviewers disagree")] = None,
+    selective: Annotated[bool, typer.Option(
+        "--selective", help="JUDGE_PASSED only where the judge's calibration (judges --calibrate) keeps its "
+                            "verdict: an escalated one counts as not applicable unless people reviewed it "
+                            "(with --reviews)")] = False,
     run: RunsOpt = None,
     warehouse: WarehouseOpt = None,
     dask_address: DaskAddressOpt = None,
@@ -142,12 +146,14 @@ def rescore(
     Example: scorelake rescore --policy lenient-judge --judge-threshold 0.8
     Example: scorelake rescore --policy judged-by-gpt --judge gpt-judge
     Example: scorelake rescore --policy people --reviews --review-rule adjudicated --adjudicator carol
+    Example: scorelake rescore --policy kept --reviews --selective
     """
     wh = scorelake.open(warehouse)
     result = wh.rescore(policy, judge_threshold=judge_threshold, min_agent_turns=min_agent_turns,
                         strict_match=strict_match, judge_enabled=judge_enabled, judge=judge,
                         whitelists=_parse_whitelists(whitelist or []), reviews=reviews,
-                        review_rule=review_rule and review_rule.value, adjudicator=adjudicator, runs=run,
+                        review_rule=review_rule and review_rule.value, adjudicator=adjudicator, selective=selective,
+                        runs=run,
                         dask_address=dask_address, prefect=prefect or None, verbose=verbose, say=say)
     say_converted(wh.location, result.converted)
     err().print(f"policy '{result.policy}' ({result.policy_id}, judge {result.judge}): {result.scenarios} "

@@ -5,6 +5,7 @@ what they compute is ``scorelake.transforms``'s. An ingest's worker processes im
 reading sessions is ``scorelake.transforms.sources``'s."""
 
 from scorelake.pipeline._alerts import Delivery, deliver
+from scorelake.pipeline._calibrations import active_draw, store_calibration
 from scorelake.pipeline._check import verify
 from scorelake.pipeline._gate import alert, comparison, gate, previous_runs
 from scorelake.pipeline._ingest import IngestPlan, commit_ingested, group_runs, plan_ingest, record_refusals
@@ -42,12 +43,12 @@ from scorelake.pipeline._reviews import describe as describe_reviews
 
 __all__ = [
     "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "REVIEW_LOCK_WAIT_S", "BatchResult", "Delivery", "IngestPlan",
-    "JudgementCommitter", "RejudgePlan", "Review", "alert", "api_key_from", "check_policy", "check_reviews",
+    "JudgementCommitter", "RejudgePlan", "Review", "active_draw", "alert", "api_key_from", "check_policy", "check_reviews",
     "check_whitelisted_domains", "commit_ingested", "commit_judgements", "commit_majority",
     "commit_orphaned_journals", "comparison", "define_judge", "deliver", "describe_reviews", "find_judge",
     "find_policy", "forget_judge", "gate", "group_runs", "judge_batch", "judged_by",
     "keep_majority_of_policies", "migrate", "plan_ingest", "plan_rejudge", "policies_using",
     "prepare_for_writing", "previous_runs", "read_review_file", "record_refusals", "recorded_judgements",
     "require_judged", "rescore", "ruled_reviews", "save_judge", "save_policy", "score_runs",
-    "stored_judges", "stored_policies", "store_reviews", "twin_judgements", "undecided", "verify",
+    "stored_judges", "stored_policies", "store_calibration", "store_reviews", "twin_judgements", "undecided", "verify",
 ]

@@ -10,7 +10,7 @@ import polars as pl
 
 from scorelake.present import gate_summary
 from scorelake.storage import Store
-from scorelake.transforms.analysis import Comparison, GateResult, Regression, check_alpha, compare
+from scorelake.transforms.analysis import Comparison, GateResult, Regression, check_alpha, compare, gate_tests
 from scorelake.transforms.errors import InvalidArgument, check_range
 
 
@@ -34,13 +34,19 @@ MIN_WER_WORDS = 50
 
 def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (),
          max_p95_rise: float | None = None, max_overlap_rise: float | None = None,
-         max_wer_rise: float | None = None) -> GateResult:
+         max_wer_rise: float | None = None, correction: str = "holm") -> GateResult:
     """Whether run B may replace run A: not when a domain (of ``domains``, default every one) or the
     whole run regressed beyond the noise by more than ``max_drop`` points, nor (with ``max_p95_rise``)
     when its p95 response latency rose by more than that many milliseconds, nor (with
     ``max_overlap_rise``) its mean overlap of speech per scenario by more than that many seconds, nor
     (with ``max_wer_rise``) the word error rate of what the agent heard by more than that many points,
-    where both runs' turns paired with what the user said hold at least ``MIN_WER_WORDS`` words."""
+    where both runs' turns paired with what the user said hold at least ``MIN_WER_WORDS`` words.
+
+    The composite rate is tested once per watched domain and once for the whole run: their p-values
+    are corrected for being many (``correction``: Holm's, the chance of any false alarm held at alpha;
+    ``bh``, Benjamini-Hochberg's, the share of false alarms among the alarms; ``none``), and a domain
+    regressed only where its corrected p-value is below alpha (``analysis.gate_tests``). The latency
+    and voice limits are limits, not tests: nothing to correct."""
     check_range("max-drop", max_drop, 0, 100)  # points
     check_range("max-p95-rise", max_p95_rise, 0)  # milliseconds
     check_range("max-overlap-rise", max_overlap_rise, 0)  # seconds
@@ -51,8 +57,11 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
         raise InvalidArgument(f"--domain {', '.join(unknown)}: not in both runs (domains: "
                               f"{', '.join(sorted(known - {'(all)'}))})")
     watched = (set(domains) or known) | {"(all)"}
-    regressions = [r for r in compared.deltas.iter_rows(named=True)
-                   if r["domain"] in watched and r["label"] == "regressed" and -(r["delta"] or 0) * 100 > max_drop]
+    tests = gate_tests(compared.deltas.filter(pl.col("domain").is_in(sorted(watched))), compared.alpha, correction)
+    regressed = set(tests.filter(pl.col("regressed"))["domain"])
+    regressions = [{**r, "adjusted_p": p} for r, p in zip(compared.deltas.iter_rows(named=True),
+                                                           _adjusted(compared.deltas, tests), strict=True)
+                   if r["domain"] in regressed and -(r["delta"] or 0) * 100 > max_drop]
     broken = {r["domain"]: [n for n in compared.broken if compared.domains_of_flips.get(n) == r["domain"]]
               for r in regressions if r["domain"] != "(all)"}
     if max_p95_rise is not None and compared.latency is not None:
@@ -65,7 +74,12 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
                             if r["domain"] in watched and r[rise] is not None and r[rise] > limit
                             and (label != "wer" or min(r["words_a"], r["words_b"]) >= MIN_WER_WORDS)]
     return GateResult(not regressions, [Regression(r["domain"], r["label"], r) for r in regressions], broken,
-                      compared)
+                      compared, tests, correction)
+
+
+def _adjusted(deltas: pl.DataFrame, tests: pl.DataFrame) -> list[float | None]:
+    corrected = dict(tests.select("domain", "adjusted_p").iter_rows())
+    return [corrected.get(domain) for domain in deltas["domain"]]
 
 
 def previous_runs(store: Store, run_ids: Sequence[str]) -> list[tuple[str, str]]:

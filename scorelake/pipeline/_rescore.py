@@ -9,7 +9,8 @@ import polars as pl
 
 from scorelake.storage import Store, is_in, sql_literal
 from scorelake.transforms.errors import InvalidArgument
-from scorelake.transforms.judging import with_judgements
+from scorelake.transforms.names import RECORDED
+from scorelake.transforms.judging import with_judgements, without_escalated
 from scorelake.pipeline._judgements import KEY, judged_by, latest, stored_inputs
 from scorelake.pipeline._reviews import standing
 from scorelake.transforms.scoring import (
@@ -47,6 +48,8 @@ def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.Dat
     scenarios = store.tables.scan("scenarios", runs)
     if policy.judge:
         scenarios = scenarios.pipe(with_judgements, judged_by(store, policy.judge, runs))
+    if policy.selective:
+        scenarios = scenarios.pipe(without_escalated, _escalated(store, policy, runs))
     if not policy.reviews:
         return scenarios, None
     reviews = _standing(store, policy) if reviews is None else reviews
@@ -54,6 +57,15 @@ def _scenarios(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.Dat
     if mine.is_empty():  # scored as without reviews: the same scores, none of the review path's cost
         return scenarios, None
     return scenarios, review_columns(mine.lazy(), _item_verdicts(store, runs, policy, mine))
+
+
+def _escalated(store: Store, policy: Policy, runs: pl.DataFrame) -> pl.LazyFrame:
+    """The scenarios of ``runs`` whose verdict of the policy's judge its standing calibration escalates
+    (the views first brought up to the tables: an ingest scores its runs before it rebuilds them)."""
+    store.views.build()
+    with store.views.connect() as con:
+        found = store.views.query(con, "escalated_verdicts", judge=policy.judge or RECORDED)
+    return found.lazy().join(runs.lazy().select("run_id"), on="run_id", how="semi")
 
 
 def _item_verdicts(store: Store, runs: pl.DataFrame, policy: Policy, reviews: pl.DataFrame) -> pl.LazyFrame:
@@ -182,6 +194,7 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None,
 
     Under a policy with a judge, JUDGE_PASSED and NL_ASSERTION come from that judge's judgements; a
     run it has not judged whole is left unscored (``require_judged`` refuses a command that asks for it).
+    A selective policy's runs are scored again each time, under the calibration standing then.
 
     The batches are scored here, each while the one before it commits, or by ``score_batches``
     (workers elsewhere): either way this process alone commits.
@@ -210,6 +223,8 @@ def rescore(store: Store, policy: Policy, run_ids: list[str] | None = None,
     stale = _doubled(stored, covered)
     if policy.reviews:
         stale = pl.concat([stale, _reviewed_since(store, policy, stored)])
+    if policy.selective:  # kept by the calibration standing now, which a new one replaces: every run again
+        stale = pl.concat([stale, stored])
     stale = pl.concat([stale, judged_since(store, policy, stored)]).unique("run_id", maintain_order=True)
     return scored + _score_again(store, policy, stale)
 

@@ -229,7 +229,7 @@ class Viewer:
         return self.wh.review_queue(params["pick"], params["run"], policy,
                                     judges=pair if params["pick"] == "disagree" else [],
                                     between=pair if params["pick"] == "changed" else [], seed=params["seed"],
-                                    per_domain=params["per_domain"])
+                                    per_domain=params["per_domain"], budget=params["budget"])
 
     # ---- endpoints that answer themselves ----------------------------------------------------------
     def next_in_queue(self, request: Request) -> Response:
@@ -430,7 +430,8 @@ def _adding(send, headers):
 def _queue_params(request: Request) -> dict:
     q = request.query_params
     return {"pick": q.get("pick") or "errors", "run": q.get("run") or None, "a": q.get("a") or None,
-            "b": q.get("b") or None, "seed": _integer(q.get("seed"), 0), "per_domain": _integer(q.get("per_domain"), 5)}
+            "b": q.get("b") or None, "seed": _integer(q.get("seed"), 0), "per_domain": _integer(q.get("per_domain"), 5),
+            "budget": _integer(q.get("budget"), 50)}
 
 
 async def _body_within(request: Request, limit: int) -> bytes | None:

@@ -606,6 +606,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str,
             f'<input name="b" value="{esc(params.get("b") or "")}" size="8"></label>'
             f'<label>seed <input name="seed" id="seed" value="{esc(params["seed"])}" size="4"></label>'
             f'<label>per domain <input name="per_domain" value="{esc(params["per_domain"])}" size="3"></label>'
+            f'<label>labels (active) <input name="budget" value="{esc(params["budget"])}" size="4"></label>'
             '<button type="submit" id="make-queue">show</button></form>')
     query = queue_query(params, policy)
     left = queue.filter(pl.col("reviews") == 0).height
@@ -636,7 +637,7 @@ def queue_page(queue: pl.DataFrame, params: dict, runs: list[str], policy: str,
                f"<th>verdicts</th></tr>{people}</table>" if people else "") + export)
 
 
-QUEUE_KEYS = ("pick", "run", "a", "b", "seed", "per_domain")
+QUEUE_KEYS = ("pick", "run", "a", "b", "seed", "per_domain", "budget")
 
 
 def queue_query(params: dict, policy: str) -> str:

@@ -14,6 +14,7 @@ import polars as pl
 from scorelake.transforms.analysis._latency import latency_change
 from scorelake.transforms.analysis._stats import (
     McNemar,
+    adjusted_p_values,
     mcnemar_exact,
     minimum_detectable_difference,
     newcombe_interval,
@@ -103,10 +104,30 @@ class GateResult:
     regressions: list[Regression]  # in the order found: composite rates, then latency, then voice
     broken: dict[str, list[str]]  # per regressed domain, its scenarios that went from passed to failed
     comparison: Comparison  # what it rests on
+    tests: pl.DataFrame | None = None  # per watched domain and (all): its test, corrected (gate_tests)
+    correction: str = "holm"
 
     def as_json(self) -> dict:
         return {"passed": self.passed, "regressions": [r.as_json() for r in self.regressions], "broken": self.broken,
+                "correction": self.correction, "tests": None if self.tests is None else self.tests.to_dicts(),
                 "comparison": self.comparison.as_json()}
+
+
+def gate_tests(deltas: pl.DataFrame, alpha: float, correction: str = "holm", power: float = 0.8) -> pl.DataFrame:
+    """The gate's tests, one per row of ``deltas`` (each domain it watches, and (all)): the exact
+    McNemar p-value, corrected for the tests made together (``adjusted_p_values``), whether the domain
+    regressed beyond the noise at ``alpha`` after correction, and the smallest drop its pairs could
+    detect with ``power`` at the level its test is held to (alpha over the number of tests for Holm
+    and Benjamini-Hochberg, the strictest step of either: what a domain must show to be called alone)."""
+    rows = deltas.select("domain", "pairs", "broken", "fixed", "p_value").filter(pl.col("pairs") > 0)
+    adjusted = adjusted_p_values(rows["p_value"].to_list(), correction)
+    level = alpha if correction == "none" else alpha / max(rows.height, 1)
+    return rows.with_columns(
+        pl.Series("adjusted_p", adjusted, pl.Float64),
+        pl.Series("regressed", [p < alpha and b > f for p, b, f in zip(adjusted, rows["broken"], rows["fixed"], strict=True)],
+                  pl.Boolean),
+        pl.Series("min_detectable", [minimum_detectable_difference(n, b + f, level, power)
+                                     for n, b, f in rows.select("pairs", "broken", "fixed").iter_rows()], pl.Float64))
 
 
 def label(broken: int, fixed: int, p_value: float, alpha: float) -> str:

@@ -110,3 +110,31 @@ def minimum_detectable_difference(pairs: int, discordant: int, alpha: float = 0.
         mid = (low + high) / 2
         low, high = (mid, high) if needed(mid) > pairs else (low, mid)
     return high
+
+
+CORRECTIONS = ("holm", "bh", "none")  # how a gate corrects for the many tests it makes
+
+
+def adjusted_p_values(p_values: list[float], method: str = "holm") -> list[float]:
+    """Each p-value adjusted for the others tested with it: Holm's step-down (the family-wise error
+    rate held at alpha), Benjamini-Hochberg's step-up (the false discovery rate) or ``none``; as R's
+    ``p.adjust`` computes them."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    if method == "holm":
+        running = 0.0
+        for rank, i in enumerate(order):
+            running = max(running, min(1.0, (m - rank) * p_values[i]))
+            adjusted[i] = running
+    elif method == "bh":
+        running = 1.0
+        for rank in range(m - 1, -1, -1):
+            i = order[rank]
+            running = min(running, m * p_values[i] / (rank + 1))
+            adjusted[i] = min(1.0, running)
+    elif method == "none":
+        adjusted = list(p_values)
+    else:
+        raise ValueError(f"correction '{method}': one of {', '.join(CORRECTIONS)}")
+    return adjusted

@@ -12,10 +12,10 @@ from scorelake.transforms.judging._majority import (
     majority_judgements,
     majority_name,
 )
-from scorelake.transforms.judging._rows import answer_row, with_judgements
+from scorelake.transforms.judging._rows import answer_row, with_judgements, without_escalated
 from scorelake.transforms.judging._spec import BUILTIN, JudgeSpec, Request, RunJudge, request, run_judge, text_hash
 from scorelake.transforms.judging._upstream import MISSING_VERDICT, error_judgement, http_error, judgement
 
 __all__ = ["ASK", "BUILTIN", "MAJORITY", "MISSING_VERDICT", "Answer", "Call", "JudgeSpec", "ask_name", "check_judge_name",
            "majority_judgements", "majority_name", "Request", "RunJudge", "answer_row", "error_judgement",
-           "http_error", "judgement", "request", "run_judge", "text_hash", "with_judgements"]
+           "http_error", "judgement", "request", "run_judge", "text_hash", "with_judgements", "without_escalated"]

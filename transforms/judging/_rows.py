@@ -58,3 +58,14 @@ def with_judgements(scenarios: pl.LazyFrame, judged: pl.LazyFrame) -> pl.LazyFra
                           for c in ("nl_passed", "nl_total"))
             .with_columns(pl.when(taken).then(pl.col("_score")).otherwise(pl.col("judge_score")).alias("judge_score"))
             .drop("_judged", "_score", "_nl_passed", "_nl_total"))
+
+
+def without_escalated(scenarios: pl.LazyFrame, escalated: pl.LazyFrame) -> pl.LazyFrame:
+    """``scenarios`` with no judge score where the judge's calibration escalates its verdict
+    (``escalated``: run_id, scenario_name), so JUDGE_PASSED is not applicable there: a selective
+    policy counts the judge's kept verdicts only (people's verdicts still take the place of any)."""
+    marked = escalated.select("run_id", "scenario_name", pl.lit(True).alias("_escalated"))
+    return (scenarios.join(marked, on=["run_id", "scenario_name"], how="left")
+            .with_columns(pl.when(pl.col("_escalated").fill_null(False)).then(None).otherwise(pl.col("judge_score"))
+                          .alias("judge_score"))
+            .drop("_escalated"))

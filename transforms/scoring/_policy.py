@@ -37,6 +37,9 @@ class Policy(BaseModel):
     # which reviewer's verdict stands where several reviewed a key (REVIEW_RULES; None: the latest)
     review_rule: Literal["majority", "adjudicated"] | None = None
     adjudicator: str | None = None  # adjudicated: the reviewer who decides where reviewers disagree
+    # only the judge's verdicts its calibration keeps (`judges --calibrate`, the one standing when
+    # scored): an escalated JUDGE_PASSED is not applicable unless people's verdict takes its place
+    selective: bool = False
     # domain bucket -> whitelist that replaces the scenarios' own success_signals
     whitelists: dict[str, tuple[Signal, ...]] = Field(default_factory=dict)
     scorer_version: str = SCORER_VERSION
@@ -99,7 +102,8 @@ class Policy(BaseModel):
     def _unset(self) -> set[str]:
         """Fields newer than the first policies, left out while unset: a policy keeps its id."""
         return ({"judge"} if self.judge is None else set()) | ({"reviews"} if not self.reviews else set()) | (
-            {"review_rule", "adjudicator"} if self.review_rule is None else set())
+            {"review_rule", "adjudicator"} if self.review_rule is None else set()) | (
+            {"selective"} if not self.selective else set())
 
     @classmethod
     def from_spec_json(cls, text: str) -> Policy:
