@@ -61,7 +61,8 @@ def false_alarms(domains: int = 8, scenarios_per_domain: int = 60, flip_rate: fl
     """The gate's false-alarm rate on a synthetic run: ``domains`` of ``scenarios_per_domain``
     scenarios, each passing with a chance of its own, its judge flipping it with ``flip_rate``."""
     chance = random.Random(seed)
-    scenarios = [(f"d{d}", chance.random() < 0.6, flip_rate) for d in range(domains) for _ in range(scenarios_per_domain)]
+    scenarios = [(f"d{d}", chance.random() < 0.6, flip_rate)
+                 for d in range(domains) for _ in range(scenarios_per_domain)]
     return replay_failures(scenarios, replays, alpha, correction, seed) / replays
 
 
@@ -78,7 +79,8 @@ def stored_scenarios(warehouse: str, run: str, judge: str, policy: str) -> list[
         LEFT JOIN judge_stability AS j ON j.judge = '{judge}' AND j.run_id = s.run_id
                                       AND j.scenario_name = s.scenario_name
         WHERE p.name = '{policy}' AND s.run_id = '{run}' AND s.is_successful IS NOT NULL""")
-    return [(r["domain"], r["is_successful"], r["flip_rate"] if r["judged"] else 0.0) for r in rows.iter_rows(named=True)]
+    return [(r["domain"], r["is_successful"], r["flip_rate"] if r["judged"] else 0.0)
+            for r in rows.iter_rows(named=True)]
 
 
 def main() -> None:

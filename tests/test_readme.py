@@ -54,13 +54,16 @@ def test_the_python_examples_run_on_the_sample(sample_dir):
 
 def test_the_shell_examples_run_on_the_sample(sample_dir):
     shell = [b for b in blocks("bash") if b.lstrip().startswith("scorelake ")]
-    assert len(shell) == 5  # the README's first look, re-scoring, voice analytics, human review, time travel
-    looked, rescored, analysed, reviewed, travelled = (run_shell(block, sample_dir) for block in shell)
+    # the README's first look, re-scoring, voice analytics, human review, guarantees, time travel
+    assert len(shell) == 6
+    looked, rescored, analysed, reviewed, guaranteed, travelled = (run_shell(block, sample_dir) for block in shell)
     assert "eval_20260904_080000: success 14.3% 2/14" in looked.stdout
     assert "1358" in analysed.stdout and "4358" in analysed.stdout  # the sample's all_summary.txt p50 and p95
     assert "Overall Success Rate" in rescored.stdout
     assert "threshold in use: 0.9; best threshold: none (too few labels" in reviewed.stdout
     assert "recall" in reviewed.stdout
+    assert "calibrations:" in guaranteed.stdout and "ppi rate [95% CI]" in guaranteed.stdout
+    assert "gate tests, corrected (bh)" in guaranteed.stdout
     assert "refused: no version that old" in travelled.stdout
     assert "exact McNemar" in travelled.stdout
 
