@@ -8,7 +8,12 @@ majority) where the judge gates its success. The gate (``analysis.gate_tests``, 
 fails is its false-alarm rate, which must stay at most its alpha::
 
     python bench/gate_replay.py --warehouse W --run eval_... --judge replay --replays 1000
+    python bench/gate_replay.py --warehouse W --run eval_... --noisy-judge --replays 1000
     python bench/gate_replay.py --synthetic --replays 1000     # 8 domains of 60 scenarios
+
+``--noisy-judge`` first asks the run's stored judge inputs again, five times each, of a scripted
+judge (tests/judge_server.py) whose asks pass with a chance of each scenario's own (drawn from its
+input: most near 0 or 1, some in between), as the judge ``noisy``, and takes the flips from there.
 
 Writes bench/gate_replay.json.
 """
@@ -83,6 +88,32 @@ def stored_scenarios(warehouse: str, run: str, judge: str, policy: str) -> list[
             for r in rows.iter_rows(named=True)]
 
 
+def _noisy(payload: dict, _: int):
+    """A judge unsure to a degree of each scenario's own: an ask passes with a chance drawn from the
+    input's hash (cubed towards 0 or 1), its coin drawn from the input and the ask's seed."""
+    import hashlib
+
+    from tests.judge_server import Reply, user_content
+
+    def unit(text: str) -> float:
+        return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16) / 16 ** 12
+
+    content = user_content(payload)
+    u = unit(content)
+    lean = u ** 3 if u < 0.5 else 1 - (1 - u) ** 3
+    passed = unit(f"{content}|{payload.get('seed')}") < lean
+    return Reply(content=json.dumps({"score": 0.95 if passed else 0.05, "reason": "scripted"}))
+
+
+def ask_noisy_judge(warehouse: str, run: str) -> None:
+    import scorelake
+    from tests.judge_server import JudgeServer
+
+    with JudgeServer(_noisy) as server:
+        scorelake.open(warehouse).rejudge("noisy", url=server.url, model="noisy", repeat=5, runs=[run],
+                                          concurrency=16, retries=0, prefect=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warehouse")
@@ -90,6 +121,7 @@ def main() -> None:
     parser.add_argument("--judge", help="the repeated judge whose asks' flips are the noise")
     parser.add_argument("--policy", default="recorded")
     parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--noisy-judge", action="store_true", help="ask the scripted noisy judge first")
     parser.add_argument("--replays", type=int, default=1000)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--correction", default="holm")
@@ -100,6 +132,9 @@ def main() -> None:
         chance = random.Random(0)
         scenarios = [(f"d{d}", chance.random() < 0.6, 0.1) for d in range(8) for _ in range(60)]
     else:
+        if args.noisy_judge:
+            ask_noisy_judge(args.warehouse, args.run)
+            args.judge = "noisy"
         scenarios = stored_scenarios(args.warehouse, args.run, args.judge, args.policy)
     failed = replay_failures(scenarios, args.replays, args.alpha, args.correction, seed=1)
     result = {"scenarios": len(scenarios), "domains": len({d for d, _, _ in scenarios}), "replays": args.replays,

@@ -84,6 +84,8 @@ def test_a_judge_of_one_verdict_has_no_tuning_and_a_rate_needs_labels_and_unlabe
     assert ppi_rate([1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [1.0] * 10).tuning == 0.0  # the labels' own mean
     assert ppi_rate([1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [1.0] * 10).rate == pytest.approx(2 / 3)
     assert ppi_rate([1.0], [1.0], [1.0]).rate is None
+    few = ppi_rate([1.0] * 9, [1.0] * 9, [1.0, 0.0] * 10)  # nine labels that agree: no [100%, 100%]
+    assert few.rate == pytest.approx(1.0) and few.ci_low is None and few.ci_high is None
     assert ppi_rate([1.0, 0.0], [1.0, 0.0], []).rate is None
 
 
@@ -307,3 +309,38 @@ def test_a_run_replayed_against_itself_fails_the_gate_at_most_alpha_of_the_time(
     rate = false_alarms(domains=8, scenarios_per_domain=60, flip_rate=0.1, replays=300, alpha=0.05, seed=5)
     assert rate <= 0.05
     assert math.isfinite(rate)
+
+
+def test_the_viewer_queue_draws_active_labels_and_lists_the_escalated(labelled):
+    from starlette.testclient import TestClient
+
+    from scorelake.web import make_app
+
+    wh, _ = labelled
+    client = TestClient(make_app(wh, token="t" * 16, review=True))
+    client.cookies.set("scorelake_token", "t" * 16)
+    page = client.get("/review?pick=active&budget=6&seed=9&token=" + "t" * 16)
+    assert page.status_code == 200 and "drawn for a label with chance" in page.text
+    assert 'name="budget" value="6"' in page.text
+    assert client.get("/review?pick=escalated&token=" + "t" * 16).status_code == 200
+
+
+def test_a_repeated_judges_confidence_is_the_share_of_its_asks_that_agree(tmp_path):
+    import json
+
+    from tests.judge_server import JudgeServer, Reply, user_content
+
+    def two_to_one(payload: dict, _: int) -> Reply:  # the third ask of every other input says otherwise
+        odd = payload["seed"] == 3 and hash(user_content(payload)) % 2
+        return Reply(content=json.dumps({"score": 0.1 if odd else 0.95, "reason": "scripted"}))
+
+    wh = scorelake.open(tmp_path / "wh")
+    wh.ingest(REPO / "data" / "runs", prefect=False)
+    with JudgeServer(two_to_one) as server:
+        wh.rejudge("thrice", url=server.url, repeat=3, seed=0, concurrency=4, retries=0, prefect=False)
+    found = wh.sql("SELECT c.confidence, s.flip_rate FROM judge_confidence AS c JOIN judge_stability AS s "
+                   "ON s.judge = 'thrice' AND s.run_id = c.run_id AND s.scenario_name = c.scenario_name "
+                   "WHERE c.judge = 'thrice@majority'")
+    assert found.height > 0 and set(found["confidence"].round(6)) <= {1.0, round(2 / 3, 6)}
+    assert (found["confidence"] - (1 - found["flip_rate"])).abs().max() < 1e-12
+    assert wh.calibrate_judge("thrice@majority")["judged"][0] == found.height

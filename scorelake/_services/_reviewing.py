@@ -95,9 +95,9 @@ class Reviewing:
         self._reads.writable()
         return runtime.record_reviews(self._reads.location, reviews, unreadable, source)
 
-    def _active_draw(self, run: str | None, policy: str, budget: int, seed: int) -> str:
-        """The id of the active draw of ``budget`` and ``seed`` over ``run`` (or every run), made and
-        recorded first if it is not yet."""
+    def _active_draw(self, run: str | None, policy: str, budget: int, seed: int) -> pl.DataFrame:
+        """The scenarios the active draw of ``budget`` and ``seed`` over ``run`` (or every run) drew,
+        with their chances: the draw made and recorded first if it is not yet."""
         from scorelake.pipeline import active_draw
 
         if budget < 1:
@@ -149,8 +149,9 @@ class Reviewing:
         drawn = self._active_draw(run, policy, budget, seed) if pick == "active" else None
         with self._reads.connection():
             params = {"run": run, "policy_id": self._reads.scoped(policy, run, *between), "limit": max(int(limit), 0)}
-            if drawn is not None:
-                params.update(draw_id=drawn)
+            if drawn is not None:  # passed as values: a connection opened before the draw reads no view of it
+                params.update(drawn_runs=drawn["run_id"].to_list(), drawn_scenarios=drawn["scenario_name"].to_list(),
+                              chances=drawn["probability"].to_list())
             if pick == "changed":
                 params.update(run_a=between[0], run_b=between[1])
             if pick == "disagree":

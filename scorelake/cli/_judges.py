@@ -130,8 +130,8 @@ def judges(
 ) -> None:
     """List judges: the runs' own ('recorded') and every judge `scorelake rejudge` asked, with their
     coverage of the stored judge inputs, error rate, calls, retries, tokens and cost, and for a
-    repeated judge's majority the asks behind it and how often they flip; then the calibrations
-    that stand (judges --calibrate).
+    repeated judge's majority the asks behind it and how often they flip; then, in the table, the
+    calibrations that stand (judges --calibrate; the calibrations view).
 
     Example: scorelake judges --price-in 0.5 --price-out 1.5
     Example: scorelake judges --stability --by scenario
@@ -148,9 +148,6 @@ def judges(
         _stability(read.of(wh.judge_stability(by=by.value)), read.fmt, read.wide, by)
         return
     found = read.of(wh.judges(price_in, price_out))
-    if read.fmt is Format.json:  # one document: the judges and the calibrations that stand
-        print_json({"judges": found.drop("spec_json").to_dicts(), "calibrations": wh.calibrations().to_dicts()})
-        return
     if emitted(found.drop("spec_json"), read.fmt, read.wide):
         return
     tokens = lambda n: "" if n is None else f"{n:,}"  # noqa: E731

@@ -63,11 +63,11 @@ def _draw_id(judge: str, run: str | None, budget: int, seed: int) -> str:
     return hashlib.sha256(f"{judge}|{run or '*'}|{budget}|{seed}".encode()).hexdigest()[:16]
 
 
-def active_draw(store: Store, population: pl.DataFrame, run: str | None, budget: int, seed: int) -> str:
+def active_draw(store: Store, population: pl.DataFrame, run: str | None, budget: int, seed: int) -> pl.DataFrame:
     """Scenarios of ``population`` (queries/active_population.sql rows) drawn for labels, about
     ``budget`` of them, each with a chance that grows with the judge's doubt; recorded (the chances
     weight the labels in ``rates --ppi``) once per judge, runs, budget and seed: the same draw read
-    back after that. The draw's id (``label_draws.draw_id``)."""
+    back after that. The drawn scenarios (run_id, scenario_name, probability)."""
     if population.is_empty():
         raise InvalidArgument("active: the policy's judge has judged no scenario in scope")
     judge = population["judge"][0]
@@ -86,4 +86,4 @@ def active_draw(store: Store, population: pl.DataFrame, run: str | None, budget:
             store.log.record("draw", f"{stored.height} scenarios drawn for labels of judge {judge} "
                                      f"(budget {budget}, seed {seed})")
             store.views.build()
-    return key
+    return stored.select("run_id", "scenario_name", "probability")

@@ -155,7 +155,7 @@ MEANINGS: dict[str, str] = {
     "label more": "labels to add for the planned interval width",
     "units": "the items all the judges rated",
     "alpha": "Krippendorff's alpha (nominal): agreement beyond chance over every judge",
-    "labels": "people's labels of JUDGE_PASSED in the run",
+    "labels": "people's labels of JUDGE_PASSED (in the run, or in a calibration's scope)",
     "sensitivity": "of the scenarios people passed, those the judge passed",
     "specificity": "of the scenarios people failed, those the judge failed",
     "corrected [95% CI]": "the rate people's labels imply (Rogan-Gladen), with its 95% interval",

@@ -18,6 +18,8 @@ Active labels (Zrnic and Candes, arXiv 2403.03208): scenarios drawn for labellin
 ``mean(f + (Y - f) xi / pi)``, ``xi`` 1 for a drawn and labelled scenario, with the summands'
 variance over ``N`` as its squared standard error: unbiased whatever the probabilities, so long as
 none is 0.
+
+Below ``MIN_PPI_LABELS`` labels either rate has no interval (its normal approximation fails there).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from scorelake.transforms.analysis._calibration import Labels, rogan_gladen
 from scorelake.transforms.analysis._stats import Z95, wilson
 
 UNIFORM_SHARE = 0.1  # of an active draw's budget spread evenly: no scenario's probability is near 0
+# Labels below which a rate has no interval: the normal approximation both estimators rest on fails
+# there (three labels that agree give [100%, 100%]), as Rogan-Gladen's (MIN_LABELS) does
+MIN_PPI_LABELS = 10
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,8 @@ def _variance(values: list[float], ddof: int = 0) -> float:
 
 
 def _interval(rate: float, se: float, labels: int, tuning: float | None = None) -> Estimate:
+    if labels < MIN_PPI_LABELS:
+        return Estimate(rate, None, None, labels, tuning)
     return Estimate(rate, max(0.0, rate - Z95 * se), min(1.0, rate + Z95 * se), labels, tuning)
 
 
