@@ -84,7 +84,7 @@ from scorelake.transforms.results import (
     ReviewResult,
 )
 from scorelake.transforms.scoring import Policy
-from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, printable
+from scorelake.transforms.sources import DEFAULT_RUNS, Session, discover_sessions, plugin_problems, printable
 
 if TYPE_CHECKING:
     import polars as pl
@@ -322,7 +322,8 @@ def ingest(fanout: Fanout, runs_dirs: list[str] | None = None, warehouse: str | 
         store.views.build()
     return IngestResult(store.location, sorted(reports, key=lambda r: r.run_id), [s.run_id for s in plan.unchanged],
                         [Regrouped(s.run_id, s.group) for s in plan.regroup],
-                        [Refusal(printable(str(s.path)), reason) for s, reason in plan.refused], converted)
+                        [Refusal(printable(str(s.path)), reason) for s, reason in plan.refused], converted,
+                        source_problems=plugin_problems())
 
 
 def _policies_to_score(store: Store, policy_specs: list[str] | None, policy_name: str | None,

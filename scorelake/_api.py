@@ -94,6 +94,8 @@ class Warehouse:
     # analysis
     rates = _handed("analysis", Analysis.rates)
     headlines = _handed("analysis", Analysis.headlines)
+    declare_task_map = _handed("analysis", Analysis.declare_task_map)
+    task_maps = _handed("analysis", Analysis.task_maps)
     selective_rates = _handed("analysis", Analysis.selective_rates)
     ppi_rates = _handed("analysis", Analysis.ppi_rates)
     judge_errors = _handed("analysis", Analysis.judge_errors)

@@ -562,6 +562,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "probability": F64,
         "drawn_at": pl.Datetime("us", "UTC"),
     },
+    # Which scenario of one harness's runs is which of another's (`compare --map`): each declaration of a
+    # map replaces the one before under its name.
+    "task_maps": {
+        "map_name": Str,
+        "a": Str,  # a scenario name or task id of run A's harness ...
+        "b": Str,  # ... and the scenario name or task id of run B's it is
+        "declared_at": pl.Datetime("us", "UTC"),
+    },
     "judges": {  # one row per judge definition (name and the settings its judgements are made with)
         "name": Str,
         "spec_json": Str,

@@ -49,6 +49,8 @@ class IngestResult:
     refused: list[Refusal]
     converted: str | None = None  # where a former-format warehouse's files were kept, when this write converted it
     ran: str = ""  # how the flow ran (in-process, or as a Prefect flow run where)
+    # why a source another package registers (entry point group scorelake.sources) was left out
+    source_problems: list[str] = field(default_factory=list)
 
 
 @dataclass

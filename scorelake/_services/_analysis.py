@@ -97,18 +97,35 @@ class Analysis:
             return self._reads.query("judge_errors", policy_id=self._reads.scoped(policy, run), run_id=run)
 
     def compare(self, run_a: str, run_b: str, policy: str = RECORDED, *, alpha: float = 0.05,
-                all_scenarios: bool = False) -> Comparison:
+                all_scenarios: bool = False, task_map: str | None = None) -> Comparison:
         """Run B against baseline A, like with like: the scenarios both ran with the same definition,
         paired; per domain the rates with intervals, the delta with its interval, an exact McNemar
         test labelling the change (improved, regressed, inconclusive, unchanged at ``alpha``) and the
         smallest difference the pairs could detect; apart, the scenarios only in A or only in B, the
         definitions that changed and whether the judge or the scoring flags differ. ``all_scenarios``:
-        each run's rates over all its scenarios, every scenario both have paired by name."""
+        each run's rates over all its scenarios, every scenario both have paired by name.
+        ``task_map``: a declared map (``declare_task_map``) pairs them instead, for runs of two
+        harnesses (a voice-agent session and a tau2-bench run); ``Comparison.nothing_matches`` says
+        so in words when no scenario pairs."""
         from scorelake.pipeline import comparison
 
         with self._reads.connection() as con:
             return comparison(self._reads.store, con, run_a, run_b, self._reads.scoped(policy, run_a, run_b), alpha,
-                              all_scenarios)
+                              all_scenarios, task_map)
+
+    def declare_task_map(self, name: str, path: str | Path) -> int:
+        """Store the task map of the CSV file ``path`` (header ``a,b``: run A's scenario name or task
+        id, and run B's it is) as ``name``, replacing a map of that name; the pairs it holds."""
+        from scorelake.pipeline import declare_task_map, read_task_map
+
+        pairs = read_task_map(Path(path))
+        self._reads.writable()
+        declare_task_map(self._reads.store, name, pairs)
+        return len(pairs)
+
+    def task_maps(self) -> pl.DataFrame:
+        """The task maps declared: each with its pairs and when it was declared."""
+        return self._reads.query("task_maps", map_name=None)
 
     def gate(self, base: str, candidate: str, policy: str = RECORDED, *, alpha: float = 0.05, max_drop: float = 0.0,
              domains: Sequence[str] = (), max_p95_rise: float | None = None, max_overlap_rise: float | None = None,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -81,15 +82,29 @@ def compare_runs(
     alpha: AlphaOpt = 0.05,
     all_scenarios: Annotated[bool, typer.Option(
         "--all", help="Every scenario of each run, changed definitions included (rates over each run's own)")] = False,
+    task_map: Annotated[Optional[str], typer.Option(
+        "--map", metavar="NAME|FILE",
+        help="Pair the scenarios as a task map says (runs of two harnesses): a declared map's name, or a CSV "
+             "file (header a,b: run A's scenario or task, run B's) declared under its file's name first")] = None,
     read: Read = Read(),
 ) -> None:
     """Compare two runs like with like (the scenarios both ran with the same definition, paired):
     per-domain deltas with 95% intervals, each labelled improved / regressed / inconclusive /
-    unchanged by an exact McNemar test, flipped scenarios; what could not be compared, apart.
+    unchanged by an exact McNemar test, flipped scenarios; what could not be compared, apart. Runs
+    of two harnesses (a voice-agent session, a tau2-bench run) pair by a task map (--map).
 
     Example: scorelake compare eval_20260903_140200 eval_20260904_080000 --format json
+    Example: scorelake compare eval_20260903_140200 toolorchestra_airline --map airline.csv
     """
-    c = read.open().compare(run_a, run_b, policy, alpha=alpha, all_scenarios=all_scenarios)
+    wh = read.open()
+    if task_map is not None and Path(task_map).is_file():
+        name = Path(task_map).name.removesuffix(".csv")
+        pairs = wh.declare_task_map(name, task_map)
+        err().print(f"task map '{name}' declared: {pairs} pairs (--map {name} from now on)", highlight=False)
+        task_map = name
+    c = wh.compare(run_a, run_b, policy, alpha=alpha, all_scenarios=all_scenarios, task_map=task_map)
+    if c.nothing_matches:
+        err().print(f"[yellow]{c.nothing_matches}[/]", highlight=False)
     if read.fmt is Format.json:
         print_json(c.as_json())
         return

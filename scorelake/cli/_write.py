@@ -70,6 +70,8 @@ def ingest(
                        prefect=prefect or None, verbose=verbose, progress=sys.stderr.isatty(), say=say)
     say_converted(wh.location, result.converted)
     console = err()
+    for problem in result.source_problems:
+        console.print(f"[yellow]warning[/] {problem}", highlight=False)
     for report in result.ingested:
         console.print(f"{report.run_id}: {report.status}, {report.scenarios} scenarios"
                       + (f", [yellow]{report.quarantined} quarantined[/]" if report.quarantined else ""))

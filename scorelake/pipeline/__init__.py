@@ -30,6 +30,7 @@ from scorelake.pipeline._policies import (
 from scorelake.pipeline._rejudge import JUDGE_BATCH, BatchResult, JudgementCommitter, api_key_from, judge_batch
 from scorelake.pipeline._rejudge_plan import RejudgePlan, plan_rejudge, twin_judgements
 from scorelake.pipeline._rescore import require_judged, rescore, score_runs
+from scorelake.pipeline._task_maps import declare_task_map, read_task_map
 from scorelake.pipeline._reviews import (
     REVIEW_LOCK_WAIT_S,
     Review,
@@ -44,11 +45,11 @@ from scorelake.pipeline._reviews import describe as describe_reviews
 __all__ = [
     "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "REVIEW_LOCK_WAIT_S", "BatchResult", "Delivery", "IngestPlan",
     "JudgementCommitter", "RejudgePlan", "Review", "active_draw", "alert", "api_key_from", "check_policy", "check_reviews",
-    "check_whitelisted_domains", "commit_ingested", "commit_judgements", "commit_majority",
+    "check_whitelisted_domains", "commit_ingested", "declare_task_map", "commit_judgements", "commit_majority",
     "commit_orphaned_journals", "comparison", "define_judge", "deliver", "describe_reviews", "find_judge",
     "find_policy", "forget_judge", "gate", "group_runs", "judge_batch", "judged_by",
     "keep_majority_of_policies", "migrate", "plan_ingest", "plan_rejudge", "policies_using",
-    "prepare_for_writing", "previous_runs", "read_review_file", "record_refusals", "recorded_judgements",
+    "prepare_for_writing", "previous_runs", "read_review_file", "read_task_map", "record_refusals", "recorded_judgements",
     "require_judged", "rescore", "ruled_reviews", "save_judge", "save_policy", "score_runs",
     "stored_judges", "stored_policies", "store_calibration", "store_reviews", "twin_judgements", "undecided", "verify",
 ]

@@ -3,6 +3,7 @@ and the scheduled refresh's gate of each new run against the run before it in it
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import duckdb
@@ -11,20 +12,33 @@ import polars as pl
 from scorelake.present import gate_summary
 from scorelake.storage import Store
 from scorelake.transforms.analysis import Comparison, GateResult, Regression, check_alpha, compare, gate_tests
-from scorelake.transforms.errors import InvalidArgument, check_range
+from scorelake.transforms.errors import InvalidArgument, NotFound, check_range
 
 
 def comparison(store: Store, con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, policy_id: str,
-               alpha: float = 0.05, all_scenarios: bool = False) -> Comparison:
-    """Run B against A under the policy ``policy_id`` (see ``analysis.compare``)."""
+               alpha: float = 0.05, all_scenarios: bool = False, task_map: str | None = None) -> Comparison:
+    """Run B against A under the policy ``policy_id`` (see ``analysis.compare``); with ``task_map``,
+    their scenarios paired as that declared map says (runs of two harnesses), not by name."""
     check_alpha(alpha)
     scope = dict(policy_id=policy_id, run_a=run_a, run_b=run_b)
-    pairs = store.views.query(con, "compare_pairs", **scope)
+    if task_map is not None:
+        if store.views.query(con, "task_maps", map_name=task_map).is_empty():
+            known = ", ".join(store.views.query(con, "task_maps", map_name=None)["map_name"]) or "none"
+            raise NotFound(f"no task map named '{task_map}' (maps: {known}); declare one: --map FILE (columns a, b)")
+        if all_scenarios:
+            raise InvalidArgument("--all pairs by name; a task map pairs as it says: choose one")
+    pairs = (store.views.query(con, "compare_pairs_mapped", map_name=task_map, **scope) if task_map is not None
+             else store.views.query(con, "compare_pairs", **scope))
     lineage = store.views.query(con, "compare_lineage", run_a=run_a, run_b=run_b)
     rates = store.views.query(con, "compare_rates", **scope) if all_scenarios else None
     latencies = store.views.query(con, "compare_latency", run_a=run_a, run_b=run_b)
     voice = store.views.query(con, "compare_voice", run_a=run_a, run_b=run_b)
-    return compare(pairs, lineage, run_a, run_b, alpha, rates, latencies, voice)
+    compared = compare(pairs, lineage, run_a, run_b, alpha, rates, latencies, voice)
+    if task_map is None:
+        return compared
+    matched = pairs.filter(pl.col("in_a") & pl.col("in_b"))
+    return dataclasses.replace(compared, task_map=task_map,
+                               counterparts=dict(zip(matched["scenario_name"], matched["counterpart"], strict=True)))
 
 
 # Below this many words said in the paired turns of either run, a word error rate moves by whole

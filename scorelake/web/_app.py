@@ -213,11 +213,13 @@ class Viewer:
     def compare(self, request: Request, policy: str) -> str:
         a, b = request.query_params.get("a"), request.query_params.get("b")
         runs = self.wh.runs()["run_id"].to_list()
+        maps = self.wh.task_maps()["map_name"].to_list()
         if not a or not b:  # pick them: the last two runs preselected
             return ("<h1>Compare two runs</h1>"
                     + pages.compare_picker(runs, a or (runs[-2:-1] or [None])[0], b or (runs[-1:] or [None])[0],
-                                           policy))
-        return pages.compare_page(a, b, self.wh.compare(a, b, policy), policy, runs)
+                                           policy, maps))
+        task_map = request.query_params.get("map") or None
+        return pages.compare_page(a, b, self.wh.compare(a, b, policy, task_map=task_map), policy, runs, maps)
 
     def queue(self, request: Request, policy: str) -> str:
         params = _queue_params(request)

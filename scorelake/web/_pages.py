@@ -463,18 +463,23 @@ def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None else f"{low * 100:.1f}–{high * 100:.1f}"
 
 
-def compare_picker(runs: list[str], run_a: str | None, run_b: str | None, policy: str) -> str:
-    """Two run pickers: the baseline and the run compared with it."""
-    def options(chosen: str | None) -> str:
-        return "".join(f'<option value="{esc(r)}"{" selected" if r == chosen else ""}>{esc(r)}</option>' for r in runs)
+def compare_picker(runs: list[str], run_a: str | None, run_b: str | None, policy: str, maps: list[str] = (),
+                   task_map: str | None = None) -> str:
+    """Two run pickers: the baseline and the run compared with it; and, where task maps are declared,
+    how their scenarios pair (by name, or by a map: runs of two harnesses)."""
+    def options(chosen: str | None, values) -> str:
+        return "".join(f'<option value="{esc(r)}"{" selected" if r == chosen else ""}>{esc(r)}</option>'
+                       for r in values)
 
     hidden = f'<input type="hidden" name="policy" value="{esc(policy)}">'
+    paired = (f'<label>paired <select name="map" id="task-map"><option value="">by name</option>'
+              f'{options(task_map, maps)}</select></label>' if maps else "")
     return (f'<form class="filters" method="get" action="/compare">{hidden}<label>A <select name="a" id="run-a">'
-            f'{options(run_a)}</select></label><label>B <select name="b" id="run-b">{options(run_b)}</select></label>'
-            '<button type="submit" id="compare">compare</button></form>')
+            f'{options(run_a, runs)}</select></label><label>B <select name="b" id="run-b">{options(run_b, runs)}'
+            f'</select></label>{paired}<button type="submit" id="compare">compare</button></form>')
 
 
-def compare_page(run_a: str, run_b: str, comparison, policy: str, runs: list[str]) -> str:
+def compare_page(run_a: str, run_b: str, comparison, policy: str, runs: list[str], maps: list[str] = ()) -> str:
     """Two runs side by side, like with like: per-domain composite rates with their intervals, the delta
     with its interval and the change's label, the scenarios that flipped, and what was not compared."""
     rows = "".join(
@@ -485,16 +490,21 @@ def compare_page(run_a: str, run_b: str, comparison, policy: str, runs: list[str
         f'<td class="{esc(r["label"] or "")}">{esc(r["label"] or "")}</td></tr>'
         for r in comparison.deltas.iter_rows(named=True))
 
+    theirs = comparison.counterparts  # under a task map, B names the scenario its own way
+
     def flips(names: list[str], run: str) -> str:  # each flipped scenario as run B has it, and as run A had it
-        return "".join(f'<li><a href="{scenario_link(run, n, policy)}">{esc(n)}</a> '
+        return "".join(f'<li><a href="{scenario_link(run, theirs.get(n, n), policy)}">{esc(n)}</a> '
                        f'<span class="note">(<a class="in-a" href="{scenario_link(run_a, n, policy)}">in A</a>, '
-                       f'<a class="in-b" href="{scenario_link(run, n, policy)}">in B</a>)</span></li>'
+                       f'<a class="in-b" href="{scenario_link(run, theirs.get(n, n), policy)}">in B</a>)</span></li>'
                        for n in names) or "<li>none</li>"
 
     apart = "".join(f"<li>{esc(words)} ({len(names)}): {esc(listed(names, more=' (the API or --format json for all)'))}"
                     "</li>" for words, names in not_compared(comparison))
     apart += "".join(f"<li>scored differently: {esc(change)}</li>" for change in comparison.lineage_changes)
-    return (f"{compare_picker(runs, run_a, run_b, policy)}<h1>{esc(run_a)} → {esc(run_b)}</h1>"
+    nothing = (f'<p class="note" id="nothing-matches">{esc(comparison.nothing_matches)}</p>'
+               if comparison.nothing_matches else "")
+    return (f"{compare_picker(runs, run_a, run_b, policy, maps, comparison.task_map)}<h1>{esc(run_a)} → "
+            f"{esc(run_b)}</h1>{nothing}"
             "<table id=\"deltas\"><tr><th>domain</th><th>A</th><th>A 95% CI</th><th>B</th><th>B 95% CI</th>"
             f"<th>delta</th><th>delta 95% CI</th><th>change</th></tr>{rows}</table>"
             f"<h2>Fixed (failed → passed): {len(comparison.fixed)}</h2><ul id=\"fixed\">"

@@ -47,10 +47,23 @@ class Comparison:
     latency: pl.DataFrame | None = None  # per domain: medians, their difference and its bootstrap interval, p95s
     slowed: pl.DataFrame | None = None  # the scenarios whose median latency rose most
     voice: pl.DataFrame | None = None  # per domain: mean overlap and the agent's WER in each run, and the rise
+    task_map: str | None = None  # the declared map that paired the scenarios (runs of two harnesses), or by name
+    counterparts: dict[str, str] = field(default_factory=dict)  # under a task map: A's scenario -> B's
+
+    @property
+    def nothing_matches(self) -> str | None:
+        """In words, when no scenario of A has a counterpart in B (the runs share nothing to compare)."""
+        if self.paired or self.changed_definitions or not self.like_with_like:
+            return None
+        how = f"by the task map '{self.task_map}'" if self.task_map else "by name"
+        hint = ("" if self.task_map else "; runs of two harnesses (a voice-agent session and a tau2-bench or other "
+                "run) name their scenarios apart: declare which is which, compare --map FILE (columns a, b)")
+        return f"nothing matches: no scenario of {self.run_a} has a counterpart in {self.run_b} {how}{hint}"
 
     def as_json(self) -> dict:
         """The comparison as plain data (``--format json``)."""
         return {"run_a": self.run_a, "run_b": self.run_b, "like_with_like": self.like_with_like,
+                "task_map": self.task_map, "nothing_matches": self.nothing_matches,
                 "domains": self.deltas.to_dicts(), "fixed": self.fixed, "broken": self.broken,
                 "paired": self.paired, "alpha": self.alpha,
                 "mcnemar": {"broken": self.mcnemar.broken, "fixed": self.mcnemar.fixed,

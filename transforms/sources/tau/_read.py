@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from scorelake.transforms.columns import SCHEMAS
 from scorelake.transforms.scoring import Signal
 from scorelake.transforms.sources._evidence import message_turn_rows, task_rows, tool_call_rows
 from scorelake.transforms.sources._files import BadInput, SessionTables, load_json, validate
+from scorelake.transforms.sources._kit import collect_items, quarantined_run, run_row, scenario_row
 from scorelake.transforms.sources._lineage import definition_columns, part_hash
 from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.tau._raw import Tau2Header, Tau2Simulation, TauBenchRecord
@@ -52,21 +52,6 @@ def is_success(reward: float | None) -> bool | None:
 def whitelist(basis: list[str]) -> list[str]:
     signals = {BASIS_SIGNALS[b] for b in basis if b in BASIS_SIGNALS} | {Signal.CLEAN_EXIT}
     return [str(s) for s in Signal if s in signals]  # enum order, as upstream lists them
-
-
-def _base_row(session: Session, generation: str, fingerprint: str) -> dict[str, Any]:
-    """A scenarios row with the voice-agent-only columns empty."""
-    row = {name: None for name in SCHEMAS["scenarios"]}
-    row.update(
-        run_id=session.run_id, generation=generation, invocation_index=0, fingerprint=fingerprint,
-        ignore_capitalization=False, ignore_punctuation=False, clean_text=False, disallow_extra_items=False,
-        rec_judge_enabled=True, rec_judge_threshold=None, rec_strict_match=False, rec_min_agent_turns=0,
-        scenario_duration=0.0, latency_count=0, latency_mean_ms=0.0, latency_p50_ms=0.0, latency_p95_ms=0.0,
-        latency_min_ms=0.0, latency_max_ms=0.0, latency_ms=[], has_reference=False, has_prediction=False,
-        has_db_state_assertions=False, judge_ran=False, raw_passed=[], raw_failed=[], raw_not_applicable=[],
-        raw_excluded=[],
-    )
-    return row
 
 
 def _verdict(session: Session, generation: str, scenario: str, kind: str, ordinal: int, **fields: Any) -> dict:
@@ -162,7 +147,7 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     name = f"{bucket}__{sim.task_id}__trial{sim.trial}"
     basis = (info.reward_basis if info and info.reward_basis and sim.termination_reason in NORMAL_ENDS
              else None) or _criteria(task).get("reward_basis") or DEFAULT_BASIS
-    row = _base_row(session, generation, fingerprint)
+    row = scenario_row(session, generation, fingerprint)
     row.update(
         _identified=identified,  # popped by read_tau2, once every simulation is read
         scenario_name=name, domain=bucket, registry_domain=bucket, task_id=task_id, task_id_claimed=task_id_claimed,
@@ -222,50 +207,6 @@ def _tau2_rows(session: Session, generation: str, fingerprint: str, sim: Tau2Sim
     return row, verdicts, evidence
 
 
-def _run_row(session: Session, generation: str, fingerprint: str, source: str, started: str | None,
-             n_items: int, n_rows: int, n_quarantined: int, header: dict | None) -> dict[str, Any]:
-    try:
-        started_at = datetime.fromisoformat(started) if started else None
-    except ValueError:
-        started_at = None
-    return {
-        "run_id": session.run_id, "generation": generation, "source": source,
-        "run_group": session.group or session.run_id, "session_path": str(session.path.resolve()),
-        "session_started_at": started_at, "status": "complete" if header is not None else "quarantined",
-        "fingerprint": fingerprint, "ingested_at": datetime.now(UTC), "n_invocations": 1, "queued_count": n_items,
-        "judge_enabled": True, "judge_threshold": None, "strict_match": False, "min_agent_turns": 0,
-        "n_scenario_dirs": n_items, "n_scenarios": n_rows, "n_quarantined": n_quarantined, "n_killed_dirs": 0,
-        "run_args_json": json.dumps(header) if header is not None else None,
-    }
-
-
-def _collect(session: Session, generation: str, items: list[tuple[str, Callable[[], tuple[dict, list[dict], dict]]]]):
-    """Run each item's reader; a failing item becomes a quarantine row, the rest carry on."""
-    rows, verdicts, quarantine, errors, evidence = [], [], [], [], {}
-    for where, read in items:
-        try:
-            try:
-                row, row_verdicts, row_evidence = read()
-            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:  # a shape no model caught
-                raise BadInput(where, "unexpected content", f"{type(exc).__name__}: {exc}") from None
-        except BadInput as err:
-            errors.append(err)
-            quarantine.append(err.quarantine_row(session.run_id, generation, None))
-            continue
-        row["position"] = len(rows)
-        rows.append(row)
-        verdicts.extend(row_verdicts)
-        for table, evidence_rows in row_evidence.items():
-            evidence.setdefault(table, []).extend(evidence_rows)
-    return rows, verdicts, quarantine, errors, evidence
-
-
-def _quarantined_run(session: Session, generation: str, fingerprint: str, source: str, err: BadInput) -> SessionTables:
-    quarantine = [err.quarantine_row(session.run_id, generation, None)]
-    run = _run_row(session, generation, fingerprint, source, None, 0, 0, 1, None)
-    return SessionTables(run, {"quarantine": quarantine}, [err])
-
-
 # A tau2 results document: its header, where the header was read (for errors), one loader per simulation.
 Tau2Document = tuple[dict, str, list[tuple[str, Callable[[], Any]]]]
 
@@ -295,11 +236,11 @@ def read_tau2(session: Session, generation: str, fingerprint: str,
     try:
         header, header_name, loaders = document(session.path)
     except BadInput as err:
-        return _quarantined_run(session, generation, fingerprint, "tau2", err)
+        return quarantined_run(session, generation, fingerprint, "tau2", err)
     try:
         typed = validate(Tau2Header, header, header_name)
     except BadInput as err:
-        return _quarantined_run(session, generation, fingerprint, "tau2", err)
+        return quarantined_run(session, generation, fingerprint, "tau2", err)
     info = header.get("info") or {}
     domain = (typed.info and typed.info.environment_info and typed.info.environment_info.domain_name) or "unknown"
     bucket = f"tau2_{domain}"
@@ -313,11 +254,11 @@ def read_tau2(session: Session, generation: str, fingerprint: str,
             return _tau2_rows(session, generation, fingerprint, sim, bucket, tasks, tick_s)
         return read
 
-    rows, verdicts, quarantine, errors, evidence = _collect(session, generation, [(w, reader(w, f)) for w, f in loaders])
+    rows, verdicts, quarantine, errors, evidence = collect_items(session, generation, [(w, reader(w, f)) for w, f in loaders])
     _settle_collisions(rows, [row.pop("_identified") for row in rows])
     env = {k: v for k, v in (info.get("environment_info") or {}).items() if k not in ("policy", "tool_defs")}
     summary = {**{k: v for k, v in info.items() if k != "environment_info"}, "environment_info": env}
-    run = _run_row(session, generation, fingerprint, "tau2", typed.timestamp, len(loaders), len(rows),
+    run = run_row(session, generation, fingerprint, "tau2", typed.timestamp, len(loaders), len(rows),
                    len(quarantine), summary)
     return SessionTables(run, {"scenarios": rows, "verdicts": verdicts, "quarantine": quarantine, **evidence}, errors)
 
@@ -333,7 +274,7 @@ def _tau_bench_rows(session: Session, generation: str, fingerprint: str, rec: Ta
                     bucket: str) -> tuple[dict, list[dict], dict]:
     name = f"{bucket}__{rec.task_id}__trial{rec.trial}"
     outcome = rec.info.reward_info.info if rec.info.reward_info else None
-    row = _base_row(session, generation, fingerprint)
+    row = scenario_row(session, generation, fingerprint)
     row.update(
         scenario_name=name, domain=bucket, registry_domain=bucket, task_id=str(rec.task_id), trial=rec.trial,
         # v1 records no termination reason, so CLEAN_EXIT is not applicable.
@@ -357,7 +298,7 @@ def read_tau_bench(session: Session, generation: str, fingerprint: str) -> Sessi
         if not isinstance(doc, list):
             raise BadInput(session.path.name, "schema violation at <root>: expected a list of records")
     except BadInput as err:
-        return _quarantined_run(session, generation, fingerprint, "tau-bench", err)
+        return quarantined_run(session, generation, fingerprint, "tau-bench", err)
     bucket = f"taubench_{_tau_bench_domain(session.run_id)}"
 
     def reader(i: int, record: Any) -> Callable[[], tuple[dict, list[dict], dict]]:
@@ -365,7 +306,7 @@ def read_tau_bench(session: Session, generation: str, fingerprint: str) -> Sessi
         return lambda: _tau_bench_rows(session, generation, fingerprint, validate(TauBenchRecord, record, where),
                                        bucket)
 
-    rows, verdicts, quarantine, errors, evidence = _collect(session, generation,
+    rows, verdicts, quarantine, errors, evidence = collect_items(session, generation,
                                                   [(str(i), reader(i, r)) for i, r in enumerate(doc)])
-    run = _run_row(session, generation, fingerprint, "tau-bench", None, len(doc), len(rows), len(quarantine), {})
+    run = run_row(session, generation, fingerprint, "tau-bench", None, len(doc), len(rows), len(quarantine), {})
     return SessionTables(run, {"scenarios": rows, "verdicts": verdicts, "quarantine": quarantine, **evidence}, errors)

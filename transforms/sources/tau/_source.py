@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from scorelake.transforms.sources._files import SessionTables, open_regular
+from scorelake.transforms.sources._kit import file_fingerprint
 from scorelake.transforms.sources._session import Session, stat_token
 from scorelake.transforms.sources.tau._read import read_tau2, read_tau_bench, tau2_file_document, tau2_folder_document
 from scorelake.transforms.sources.tau._task_ids import task_id_warnings
@@ -50,8 +51,7 @@ class _ResultsFile:
         return path.stem if path.suffix == ".json" and not path.is_dir() and sniff(path) == self.kind else None
 
     def fingerprint(self, session: Session) -> str:
-        return hashlib.blake2b(f"reader={READER_VERSION};{stat_token(session.path)}".encode(),
-                               digest_size=16).hexdigest()
+        return file_fingerprint(session, READER_VERSION)
 
     def input_files(self, session: Session, path: Path) -> list[str] | None:
         return ["."]
