@@ -47,6 +47,7 @@ from scorelake.pipeline import (
     commit_orphaned_journals,
     define_judge,
     describe_reviews,
+    export_otlp,
     find_judge,
     find_policy,
     forget_judge,
@@ -76,6 +77,7 @@ from scorelake.transforms.errors import InvalidArgument, JudgeUnavailable, Nothi
 from scorelake.transforms.judging import MAJORITY, JudgeSpec, ask_name, check_judge_name
 from scorelake.transforms.names import RECORDED
 from scorelake.transforms.results import (
+    ExportResult,
     IngestResult,
     Refusal,
     Regrouped,
@@ -197,6 +199,14 @@ def record_reviews(store: Store, reviews: list[Review], unreadable: Sequence[str
         if not reviews:
             raise InvalidArgument(f"{source}no review to store")
         return ReviewResult(len(reviews), *store_reviews(store, reviews, describe_reviews(reviews)))
+
+
+def export_new_runs(warehouse: str, run_ids: list[str], export_url: str) -> ExportResult:
+    """The scheduled refresh's export: the new runs' verdicts under the recorded policy, sent to an
+    OpenTelemetry backend (each scenario once per endpoint: a refresh after a failed one sends the rest)."""
+    store = Store(warehouse)
+    scenarios, events = export_otlp(store, export_url, Policy().id, RECORDED, run_ids)
+    return ExportResult(export_url, RECORDED, scenarios, events)
 
 
 # ---- fan-out ------------------------------------------------------------------------------------

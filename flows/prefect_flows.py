@@ -182,23 +182,34 @@ def _artifact_key(run_id: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in run_id.lower()).strip("-")[:80] or "run"
 
 
+@task(name="export-new-runs", cache_policy=NO_CACHE)
+def export_task(warehouse: str, run_ids: list[str], export_url: str):
+    exported = flow_bodies.export_new_runs(warehouse, run_ids, export_url)
+    get_run_logger().info(f"{exported.scenarios} scenarios' verdicts ({exported.events} events) sent to {export_url}")
+    return exported
+
+
 @flow(name="scorelake-refresh")
 def refresh_flow(runs_dirs: list[str], warehouse: str | None = None, notify_url: str | None = None,
-                 max_drop: float = 0.0) -> RefreshResult:
+                 max_drop: float = 0.0, export_url: str | None = None) -> RefreshResult:
     """The scheduled job: ingest what is new, re-score every stored policy, then gate each new run on
-    the run before it in its group (a Prefect artifact each; a regression POSTed to ``notify_url``)."""
+    the run before it in its group (a Prefect artifact each; a regression POSTed to ``notify_url``),
+    and send the new runs' verdicts to an OpenTelemetry backend (``export_url``)."""
     ingested = ingest_flow(runs_dirs=runs_dirs, warehouse=warehouse)
     rescored = rescore_flow(warehouse=warehouse)
-    gates = gate_task(ingested.warehouse, [r.run_id for r in ingested.ingested if r.scenarios], notify_url, max_drop)
-    return RefreshResult(ingested, rescored, gates)
+    new_runs = [r.run_id for r in ingested.ingested if r.scenarios]
+    gates = gate_task(ingested.warehouse, new_runs, notify_url, max_drop)
+    exported = export_task(ingested.warehouse, new_runs, export_url) if export_url and new_runs else None
+    return RefreshResult(ingested, rescored, gates, exported)
 
 
 def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None,
-          notify_url: str | None = None, max_drop: float = 0.0) -> None:
+          notify_url: str | None = None, max_drop: float = 0.0, export_url: str | None = None) -> None:
     """Serve the deployment ``scorelake-refresh/<name>`` on its schedule, in this process, until stopped."""
     from prefect import serve as prefect_serve
 
     # one flow run at a time: a refresh that outlasts the interval (a long ingest, a webhook's delivery)
     # is not overlapped by the next, which waits for it
     prefect_serve(refresh_flow.to_deployment(name=name, cron=cron, interval=interval, parameters={
-        "runs_dirs": runs_dirs, "warehouse": warehouse, "notify_url": notify_url, "max_drop": max_drop}), limit=1)
+        "runs_dirs": runs_dirs, "warehouse": warehouse, "notify_url": notify_url, "max_drop": max_drop,
+        "export_url": export_url}), limit=1)

@@ -331,7 +331,8 @@ def record_reviews(warehouse: str, reviews: list, unreadable: Sequence[str] = ()
 
 
 def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, interval: float | None,
-          verbose: bool, say, notify_url: str | None = None, max_drop: float = 0.0) -> None:
+          verbose: bool, say, notify_url: str | None = None, max_drop: float = 0.0,
+          export_url: str | None = None) -> None:
     """Serve the scheduled refresh as a Prefect deployment: it needs a running Prefect server."""
     from scorelake.transforms.errors import InvalidArgument
 
@@ -342,4 +343,4 @@ def serve(runs_dirs: list[str], warehouse: str, name: str, cron: str | None, int
     from scorelake.flows.prefect_flows import serve as serve_deployment
 
     say(f"serving deployment 'scorelake-refresh/{name}' -> {warehouse}")
-    serve_deployment(runs_dirs, warehouse, name, cron, interval, notify_url, max_drop)
+    serve_deployment(runs_dirs, warehouse, name, cron, interval, notify_url, max_drop, export_url)

@@ -34,6 +34,7 @@ from scorelake.transforms.results import (
     CheckResult,
     Evidence,
     Headline,
+    ExportResult,
     IngestResult,
     ItemVerdict,
     JudgeInput,
@@ -69,7 +70,7 @@ def __getattr__(name: str) -> Any:
         return getattr(analysis, name)
     raise AttributeError(f"module 'scorelake' has no attribute {name!r}")
 
-__all__ = ["CheckResult", "ClusterFailed", "Evidence", "GateResult", "Headline", "IngestResult", "InvalidArgument",
+__all__ = ["CheckResult", "ClusterFailed", "Evidence", "ExportResult", "GateResult", "Headline", "IngestResult", "InvalidArgument",
            "ItemVerdict", "JudgeInput", "JudgeRefused", "JudgeUnavailable", "Judgement", "NotFound", "NothingFound",
            "Refusal", "Regression", "Regrouped", "RejudgeResult", "RescoreResult", "ReviewResult", "ScenarioRow",
            "ScorelakeError", "SessionReport", "SpeechTimeline", "StandingReview", "Task", "ToolCall", "Turn",

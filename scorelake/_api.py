@@ -15,7 +15,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from scorelake._services import Analysis, Ingesting, Judging, Maintenance, Reading, Reads, Reviewing, Scoring
+from scorelake._services import (
+    Analysis,
+    Exporting,
+    Ingesting,
+    Judging,
+    Maintenance,
+    Reading,
+    Reads,
+    Reviewing,
+    Scoring,
+)
 from scorelake.storage import QueryLimits, Store
 from scorelake.transforms.errors import InvalidArgument
 
@@ -58,6 +68,7 @@ class Warehouse:
         self.judging = Judging(self._reads)
         self.reviewing = Reviewing(self._reads)
         self.maintenance = Maintenance(self._reads)
+        self.exporting = Exporting(self._reads)
 
     @property
     def location(self) -> str:
@@ -126,6 +137,7 @@ class Warehouse:
     compare_judges = _handed("judging", Judging.compare_judges)
     judge_stability = _handed("judging", Judging.judge_stability)
     calibrate_judge = _handed("judging", Judging.calibrate_judge)
+    export_otlp = _handed("exporting", Exporting.export_otlp)
     calibrations = _handed("judging", Judging.calibrations)
     # people's verdicts
     review = _handed("reviewing", Reviewing.review)

@@ -43,24 +43,31 @@ def imported_modules() -> dict[str, list[str]]:
     return found
 
 
+# The extras a path of the package needs, each imported only inside that path's functions, which say
+# what to install when it is missing (flows.runtime.require_dask, pipeline._otlp.require_otlp, and
+# the Inspect reader's refusal of a zstd archive)
+OPTIONAL = {"dask": {"distributed", "prefect_dask"}, "inspect": {"zstandard"}, "otlp": {"opentelemetry"}}
+
+
 def test_every_third_party_import_is_a_declared_dependency():
-    """...or one of the dask extra's, imported only inside the functions of the cluster path (a
-    plain install imports every module; ``flows.runtime.require_dask`` says what to install)."""
+    """...or one of an optional path's extra (``OPTIONAL``), imported only inside its functions (a
+    plain install imports every module)."""
     owners = packages_distributions()
     of = lambda module: {_normal(d) for d in owners.get(module, [])}  # noqa: E731
     modules = imported_modules()
-    cluster = {module for module in modules if of(module) & declared("dask")}
+    optional = {extra: {module for module in modules if of(module) & declared(extra)} for extra in OPTIONAL}
+    assert optional == OPTIONAL
+    extras = set().union(*OPTIONAL.values())
     undeclared = {module: where for module, where in modules.items()
                   if module not in sys.stdlib_module_names and module != "scorelake"
-                  and not of(module) & declared() and module not in cluster}
+                  and not of(module) & declared() and module not in extras}
     assert not undeclared, f"imported but not declared in pyproject.toml's dependencies: {undeclared}"
-    assert cluster == {"distributed", "prefect_dask"}
     for folder in set(PYPROJECT["tool"]["setuptools"]["package-dir"].values()):
         for path in (REPO / folder).rglob("*.py"):
             for node in ast.parse(path.read_text()).body:  # a module's own statements: what importing it runs
                 names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                          else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-                assert not {n.split(".")[0] for n in names} & cluster, f"{path}:{node.lineno} imports the dask extra"
+                assert not {n.split(".")[0] for n in names} & extras, f"{path}:{node.lineno} imports an extra's module"
 
 
 def test_the_check_sees_the_imports_it_must_judge():

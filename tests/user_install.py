@@ -4,7 +4,8 @@ and used from an empty folder outside the checkout. Every module of the installe
 the README's shell blocks that run on the sample corpus run as written (the re-judging one against
 the suite's scripted judge), and its Python blocks, from an empty folder: the sample is the one
 inside the package (``scorelake demo``, ``scorelake.sample_runs()``); each command once on it, with
-the exit code it must have; the cluster path says it needs the ``[dask]`` extra; the viewer serves a
+the exit code it must have; the cluster path says it needs the ``[dask]`` extra, and export otlp the
+``[otlp]`` one; the viewer serves a
 page; then the ``[pandas]`` extra on top. Any traceback, or another exit code, fails the run.
 
     python3 tests/user_install.py [WORK_DIR]      # standard library only; ~2 minutes
@@ -197,6 +198,9 @@ def check_commands(bin_dir: Path, env: dict, work: Path) -> None:
                   env, 2)
     if "pip install 'scorelake[dask]'" not in cluster.stderr:
         raise Failed(f"the cluster path without its extra did not name it:\n{cluster.stderr}")
+    sent = run(["scorelake", "export", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces"], work, env, 2)
+    if "pip install 'scorelake[otlp]'" not in sent.stderr:
+        raise Failed(f"export otlp without its extra did not name it:\n{sent.stderr}")
 
 
 def check_viewer(bin_dir: Path, env: dict, work: Path) -> None:

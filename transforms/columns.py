@@ -570,6 +570,16 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "b": Str,  # ... and the scenario name or task id of run B's it is
         "declared_at": pl.Datetime("us", "UTC"),
     },
+    # Verdicts sent to an OpenTelemetry backend (`export otlp`): a scenario's, once per endpoint and
+    # policy, recorded after the backend took them (a killed export sends the rest, not these again).
+    "exports": {
+        "endpoint": Str,
+        "policy_id": Str,
+        "run_id": Str,
+        "scenario_name": Str,
+        "verdicts": I64,  # the evaluation events its span carried
+        "exported_at": pl.Datetime("us", "UTC"),
+    },
     "judges": {  # one row per judge definition (name and the settings its judgements are made with)
         "name": Str,
         "spec_json": Str,

@@ -53,6 +53,14 @@ class IngestResult:
     source_problems: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ExportResult:
+    endpoint: str
+    policy: str
+    scenarios: int  # scenarios whose verdicts were sent (those sent before are not sent again)
+    events: int  # evaluation events they carried
+
+
 @dataclass
 class RescoreResult:
     warehouse: str
@@ -108,6 +116,7 @@ class RefreshResult:
     ingest: IngestResult
     rescore: RescoreResult
     gates: list = field(default_factory=list)  # each new run's analysis.GateResult (analysis sits above)
+    exported: ExportResult | None = None  # the new runs' verdicts sent on (serve --export-otlp)
 
 
 @dataclass

@@ -51,8 +51,9 @@ def judge_passed() -> pl.Expr:
     return pl.when(judge_score().is_nan()).then(False).otherwise(judge_score() >= col("eff_judge_threshold"))
 
 
-# The runner's voluntary end, and tau2's two normal terminations (anything else is premature).
-CLEAN_STOP_REASONS = ("[EXIT]", "agent_stop", "user_stop")
+# The runner's voluntary end, tau2's two normal terminations and an Inspect AI sample that ran to its
+# end (anything else is premature: an error, a limit, a timeout).
+CLEAN_STOP_REASONS = ("[EXIT]", "agent_stop", "user_stop", "completed")
 
 
 def clean_exit() -> pl.Expr:

@@ -31,16 +31,23 @@ class Analysis:
     def __init__(self, reads: Reads, reading: Reading):
         self._reads, self._reading = reads, reading
 
-    def rates(self, by: Literal["domain", "signal"] = "domain", run: str | None = None,
+    def rates(self, by: Literal["domain", "signal", "scorer"] = "domain", run: str | None = None,
               policy: str = RECORDED, *, calibrated: bool = False) -> pl.DataFrame:
-        """Success, task-success and per-signal rates per run and domain, or per run and signal.
+        """Success, task-success and per-signal rates per run and domain, or per run and signal; or,
+        of Inspect AI runs, per run, task and scorer the metrics Inspect computes (``scorer_metrics``:
+        accuracy, mean, stderr, recomputed from the stored values), whatever the policy.
 
         ``calibrated``: JUDGE_PASSED's rate corrected by people's labels of the run (reviews of
         judge_passed): the judge's sensitivity and specificity against them (``judge_labels`` of
         them), the corrected rate and its 95% interval (``transforms.analysis.rogan_gladen``)."""
         from scorelake.transforms.analysis import with_calibration
 
-        _by("rates", by, ("domain", "signal"))
+        _by("rates", by, ("domain", "signal", "scorer"))
+        if by == "scorer":
+            if calibrated:
+                raise InvalidArgument("--calibrated corrects JUDGE_PASSED: by domain or by signal")
+            self._reads.runs_known([run] if run else None)
+            return self._reads.query("rates_by_scorer", run_id=run)
         with self._reads.connection():
             policy_id = self._reads.scoped(policy, run)
             found = self._reads.query(f"rates_by_{by}", policy_id=policy_id, run_id=run)

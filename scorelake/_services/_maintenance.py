@@ -83,13 +83,15 @@ class Maintenance:
         runtime.compact(self._reads.location)
 
     def serve(self, runs_dirs: Sequence[str | Path], *, cron: str | None = None, interval: float | None = None,
-              name: str = "scheduled", notify_url: str | None = None, max_drop: float = 0.0, verbose: bool = False,
-              say: Callable[[str], None] = say_nothing) -> None:
+              name: str = "scheduled", notify_url: str | None = None, max_drop: float = 0.0,
+              export_url: str | None = None, verbose: bool = False, say: Callable[[str], None] = say_nothing) -> None:
         """Serve the Prefect deployment ``scorelake-refresh/<name>``: on the schedule (``cron`` or
         ``interval`` seconds, exactly one), ingest what is new under ``runs_dirs``, re-score every
         stored policy, and gate each new run on the run before it in its group (a Prefect artifact;
         a regression beyond ``max_drop`` points POSTed to ``notify_url``, a Slack-compatible
-        incoming webhook). Needs a running Prefect server (``PREFECT_API_URL``); runs until stopped."""
+        incoming webhook); with ``export_url`` (an OTLP/HTTP traces endpoint), each new run's verdicts
+        sent there as ``export_otlp`` sends them. Needs a running Prefect server (``PREFECT_API_URL``);
+        runs until stopped."""
         from scorelake.flows import runtime
 
         self._reads.writable()
@@ -99,5 +101,9 @@ class Maintenance:
         check_range("max-drop", max_drop, 0, 100)  # points
         if notify_url is not None and not notify_url.startswith(("http://", "https://")):
             raise InvalidArgument(f"--notify-url: an http:// or https:// URL (got '{notify_url}')")
+        if export_url is not None:
+            from scorelake.pipeline._otlp import require_otlp
+
+            require_otlp()
         runtime.serve([str(Path(p).resolve()) for p in runs_dirs], self._reads.location, name, cron, interval, verbose,
-                      say, notify_url, max_drop)
+                      say, notify_url, max_drop, export_url)

@@ -17,7 +17,7 @@ COMMANDS = (
     (_evidence.view, None), (_judges.judges, None),
     (_judges.compare_judges, "compare-judges"), (_write.demo, None), (_write.ingest, None), (_write.rescore, None),
     (_judges.rejudge, None), (_review.review, None), (_review.reviews, None), (_write.compact, None),
-    (_write.migrate, None), (_write.serve, None),
+    (_write.migrate, None), (_write.serve, None), (_write.export, None),
 )
 for function, name in COMMANDS:
     app.command(name)(function)

@@ -23,6 +23,7 @@ from scorelake.transforms.registry import BY_NAME, RATES
 class RatesBy(StrEnum):
     domain = "domain"
     signal = "signal"
+    scorer = "scorer"
 
 
 @command
@@ -125,7 +126,8 @@ def _ppi_grid(run_id: str, policy: str, rows: list[dict]) -> Grid:
 @command
 def rates(
     run: Annotated[Optional[str], typer.Option("--run", "-r", help="Only this run (its session directory name)")] = None,
-    by: Annotated[RatesBy, typer.Option("--by", help="Group by domain or by signal")] = RatesBy.domain,
+    by: Annotated[RatesBy, typer.Option(
+        "--by", help="Group by domain or by signal; scorer: Inspect AI runs' metrics per task and scorer")] = RatesBy.domain,
     policy: PolicyOpt = RECORDED,
     calibrated: Annotated[bool, typer.Option(
         "--calibrated", help="JUDGE_PASSED's rate corrected by people's labels of the run (reviews of judge_passed): "
@@ -152,6 +154,15 @@ def rates(
         fail("--calibrated, --selective and --ppi each show JUDGE_PASSED another way: choose one", 2)
     if selective or ppi:
         _judge_rates(wh, run, policy, read, "selective" if selective else "ppi")
+        return
+    if by is RatesBy.scorer:
+        found = wh.rates(by="scorer", run=run)
+        if not emitted(found, read.fmt, read.wide):
+            cells = [[r["run_id"], r["task"], r["scorer"], str(r["samples"]), str(r["scores"]), f"{r['accuracy']:.4f}",
+                      f"{r['stderr']:.4f}"] for r in found.iter_rows(named=True)]
+            headers = ["run", "eval task", "inspect scorer", "samples", "scores", "accuracy", "stderr"]
+            show_grid(Grid(headers, cells, "Inspect AI runs: each scorer's metrics, as Inspect computes them",
+                           keys=3, right=set(headers[3:])))
         return
     titled = read.fmt is Format.table and not read.wide and not calibrated  # tables titled with the headline
     with wh.connection():

@@ -205,13 +205,46 @@ def serve(
     notify_url: Annotated[Optional[str], typer.Option(
         help="A Slack-compatible incoming webhook that hears of a new run that regressed")] = None,
     max_drop: Annotated[float, typer.Option(help="Points a domain may drop, beyond the noise, unreported")] = 0.0,
+    export_otlp: Annotated[Optional[str], typer.Option(
+        "--export-otlp", metavar="URL",
+        help="An OpenTelemetry backend's OTLP/HTTP traces endpoint each new run's verdicts are sent to "
+             "(as scorelake export otlp sends them; needs scorelake[otlp])")] = None,
     warehouse: WarehouseOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Serve a Prefect deployment that ingests new runs, re-scores every stored policy and gates each
-    new run on the run before it in its group, on a schedule.
+    new run on the run before it in its group, on a schedule; with --export-otlp, sends their verdicts on.
 
     Example: scorelake serve /data/eval_results --cron '*/30 * * * *'
     """
     scorelake.open(warehouse).serve(runs_dirs, cron=cron, interval=interval, name=name, notify_url=notify_url,
-                                    max_drop=max_drop, verbose=verbose, say=say)
+                                    max_drop=max_drop, export_url=export_otlp, verbose=verbose, say=say)
+
+
+class ExportFormat(StrEnum):
+    otlp = "otlp"
+
+
+@command
+def export(
+    to: Annotated[ExportFormat, typer.Argument(help="Where to: otlp, an OpenTelemetry backend")],
+    endpoint: Annotated[str, typer.Option(
+        help="The backend's OTLP/HTTP traces endpoint, e.g. http://localhost:4318/v1/traces (Phoenix: "
+             "http://localhost:6006/v1/traces)")],
+    run: RunsOpt = None,
+    policy: Annotated[str, typer.Option("--policy", "-p", help="The policy whose verdicts are sent")] = "recorded",
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Send the verdicts to an OpenTelemetry backend (Langfuse, Phoenix, Datadog, Grafana): each scenario
+    a span, each verdict on it (the composite, each signal, each person's standing review) a
+    gen_ai.evaluation.result event with its score, label and explanation. Scenarios sent before to the
+    endpoint under the policy are not sent again: an export killed half-way sends the rest. Needs
+    scorelake[otlp].
+
+    Example: scorelake export otlp --endpoint http://localhost:4318/v1/traces --run eval_20260904_080000
+    """
+    result = scorelake.open(warehouse).export_otlp(endpoint, run, policy, say=say)
+    err().print(f"{result.scenarios} scenarios' verdicts sent ({result.events} evaluation events) to "
+                f"{result.endpoint} under policy {result.policy}" if result.scenarios else
+                f"nothing to send: every scenario in scope was sent to {result.endpoint} under policy "
+                f"{result.policy} already", highlight=False)

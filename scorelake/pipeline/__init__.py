@@ -20,6 +20,7 @@ from scorelake.pipeline._judgements import (
 )
 from scorelake.pipeline._judges import define_judge, find_judge, forget_judge, policies_using, save_judge, stored_judges
 from scorelake.pipeline._migrate import migrate, prepare_for_writing
+from scorelake.pipeline._otlp import ExportFailed, export_otlp
 from scorelake.pipeline._policies import (
     check_policy,
     check_whitelisted_domains,
@@ -43,10 +44,10 @@ from scorelake.pipeline._reviews import (
 from scorelake.pipeline._reviews import describe as describe_reviews
 
 __all__ = [
-    "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "REVIEW_LOCK_WAIT_S", "BatchResult", "Delivery", "IngestPlan",
+    "COMMIT_LOCK_WAIT_S", "JUDGE_BATCH", "REVIEW_LOCK_WAIT_S", "BatchResult", "Delivery", "ExportFailed", "IngestPlan",
     "JudgementCommitter", "RejudgePlan", "Review", "active_draw", "alert", "api_key_from", "check_policy", "check_reviews",
     "check_whitelisted_domains", "commit_ingested", "declare_task_map", "commit_judgements", "commit_majority",
-    "commit_orphaned_journals", "comparison", "define_judge", "deliver", "describe_reviews", "find_judge",
+    "commit_orphaned_journals", "comparison", "define_judge", "deliver", "describe_reviews", "export_otlp", "find_judge",
     "find_policy", "forget_judge", "gate", "group_runs", "judge_batch", "judged_by",
     "keep_majority_of_policies", "migrate", "plan_ingest", "plan_rejudge", "policies_using",
     "prepare_for_writing", "previous_runs", "read_review_file", "read_task_map", "record_refusals", "recorded_judgements",

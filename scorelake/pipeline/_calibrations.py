@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
+from scorelake.pipeline._migrate import prepare_for_writing
 from scorelake.pipeline._reviews import REVIEW_LOCK_WAIT_S
 from scorelake.storage import Store
 from scorelake.transforms.analysis import draw, inclusion_probabilities, select
@@ -45,6 +46,7 @@ def store_calibration(store: Store, judge: str, alpha: float, delta: float, by_d
     """Calibrate ``judge`` on the labels that stand now and store the calibration as one write step."""
     store.tables.require(writing=True)
     with store.lock.hold(REVIEW_LOCK_WAIT_S):
+        prepare_for_writing(store)  # (a warehouse an older scorelake wrote has no calibrations table yet)
         with store.views.connect() as con:
             sample = store.views.query(con, "calibration_sample", judge=judge)
         if sample.is_empty():
@@ -72,16 +74,17 @@ def active_draw(store: Store, population: pl.DataFrame, run: str | None, budget:
         raise InvalidArgument("active: the policy's judge has judged no scenario in scope")
     judge = population["judge"][0]
     key = _draw_id(judge, run, budget, seed)
-    stored = store.tables.read("label_draws").filter(pl.col("draw_id") == key).collect()
-    if stored.is_empty():
-        chances = inclusion_probabilities(population["doubt"].to_list(), budget)
-        drawn = population.with_columns(pl.Series("probability", chances, pl.Float64)).filter(
-            pl.Series(draw(chances, seed)))
-        stored = frame("label_draws", [{"draw_id": key, "judge": judge, "run_id": r["run_id"],
-                                        "scenario_name": r["scenario_name"], "probability": r["probability"],
-                                        "drawn_at": datetime.now(UTC)} for r in drawn.iter_rows(named=True)])
-        store.tables.require(writing=True)
-        with store.lock.hold(REVIEW_LOCK_WAIT_S):
+    store.tables.require(writing=True)
+    with store.lock.hold(REVIEW_LOCK_WAIT_S):
+        prepare_for_writing(store)  # (a warehouse an older scorelake wrote has no label_draws table yet)
+        stored = store.tables.read("label_draws").filter(pl.col("draw_id") == key).collect()
+        if stored.is_empty():
+            chances = inclusion_probabilities(population["doubt"].to_list(), budget)
+            drawn = population.with_columns(pl.Series("probability", chances, pl.Float64)).filter(
+                pl.Series(draw(chances, seed)))
+            stored = frame("label_draws", [{"draw_id": key, "judge": judge, "run_id": r["run_id"],
+                                            "scenario_name": r["scenario_name"], "probability": r["probability"],
+                                            "drawn_at": datetime.now(UTC)} for r in drawn.iter_rows(named=True)])
             store.tables.append("label_draws", stored)
             store.log.record("draw", f"{stored.height} scenarios drawn for labels of judge {judge} "
                                      f"(budget {budget}, seed {seed})")

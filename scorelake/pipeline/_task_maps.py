@@ -7,6 +7,7 @@ import csv
 from datetime import UTC, datetime
 from pathlib import Path
 
+from scorelake.pipeline._migrate import prepare_for_writing
 from scorelake.pipeline._reviews import REVIEW_LOCK_WAIT_S
 from scorelake.storage import Store
 from scorelake.transforms.columns import frame
@@ -45,6 +46,7 @@ def declare_task_map(store: Store, name: str, pairs: list[tuple[str, str]]) -> N
     store.tables.require(writing=True)
     now = datetime.now(UTC)
     with store.lock.hold(REVIEW_LOCK_WAIT_S):
+        prepare_for_writing(store)
         store.tables.append("task_maps", frame("task_maps", [{"map_name": name, "a": a, "b": b, "declared_at": now}
                                                              for a, b in pairs]))
         store.log.record("map", f"task map {name}: {len(pairs)} pairs")

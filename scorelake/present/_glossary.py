@@ -184,6 +184,15 @@ MEANINGS: dict[str, str] = {
     "corrected p": "the p-value corrected for the gate's many tests (Holm, or Benjamini-Hochberg)",
     "call": "regressed: the domain dropped beyond the noise after correction",
     "detectable drop": "the smallest drop the paired scenarios detect with 80% power at the corrected level",
+    # Inspect AI runs
+    "eval task": "the Inspect AI task (its domain here)",
+    "inspect scorer": "the Inspect AI scorer",
+    "samples": "the samples the scorer scored (an errored one is left out, as Inspect leaves it out)",
+    "scores": "the scores it gave: a sample's, once an epoch",
+    "accuracy": "the mean of the samples' scores (each the mean over its epochs; C 1, P 0.5, I 0): Inspect's "
+                "accuracy() and mean()",
+    "stderr": "the standard error of that mean (sample standard deviation over the square root of the samples): "
+              "Inspect's stderr()",
     # reviews
     "signal": "the signal reviewed (#N: its N-th assertion)",
     "reviewer": "who reviewed (names compared case-folded)",

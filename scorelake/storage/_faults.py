@@ -1,7 +1,7 @@
 """Crash points for the crash tests: with ``SCORELAKE_CRASH_AT=STEP:N`` set, this process kills
 itself (SIGKILL, as a power cut or the OOM killer would) the Nth time it reaches ``STEP``: ``commit``
-(just before a Delta commit), ``create`` (before a table is created) or ``views`` (the view database
-written, not yet renamed into place).
+(just before a Delta commit), ``create`` (before a table is created), ``views`` (the view database
+written, not yet renamed into place) or ``export`` (a batch of verdicts sent, not yet recorded).
 A kill at a chosen write step, not after a sleep that lands wherever the machine's speed puts it."""
 
 from __future__ import annotations

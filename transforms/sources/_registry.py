@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from scorelake.transforms.sources._session import Source
+from scorelake.transforms.sources.inspect import InspectLog
 from scorelake.transforms.sources.nemo import NemoSessions
 from scorelake.transforms.sources.tau import Tau2File, Tau2Folder, TauBenchFile
 
 GROUP = "scorelake.sources"
-BUILT_IN: tuple[Source, ...] = (NemoSessions(), Tau2Folder(), Tau2File(), TauBenchFile())
+# an Inspect .json log is asked before a tau2 results file: its first bytes are its own, tau2's test is looser
+BUILT_IN: tuple[Source, ...] = (NemoSessions(), Tau2Folder(), InspectLog(), Tau2File(), TauBenchFile())
 _METHODS = ("recognises", "fingerprint", "input_files", "read", "warnings")
 
 
