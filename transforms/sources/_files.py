@@ -141,6 +141,19 @@ def open_regular(path: str | Path) -> int | None:
     return fd
 
 
+def first_bytes(path: str | Path, size: int) -> bytes | None:
+    """A regular file's first ``size`` bytes, a byte-order mark and white space taken off the front
+    (how a format is told by its content); None for what is no regular file or cannot be read."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            return fh.read(size).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return None
+
+
 def _resolve_inside(path: Path, root: Path, rel: Callable[[], str]) -> Path:
     """Where a symlink leads, if that is inside ``root``."""
     try:

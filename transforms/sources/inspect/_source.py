@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from scorelake.transforms.sources._files import SessionTables, open_regular
+from scorelake.transforms.sources._files import SessionTables, first_bytes
 from scorelake.transforms.sources._kit import file_fingerprint
 from scorelake.transforms.sources._session import Session
 from scorelake.transforms.sources.inspect._document import eval_document, is_eval_archive, json_document
@@ -20,17 +20,8 @@ def _is_json_log(path: Path) -> bool:
     and holding an ``eval`` object with its ``task``."""
     if path.suffix != ".json" or path.is_dir():
         return False
-    import os
-
-    fd = open_regular(path)
-    if fd is None:
-        return False
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return (head.startswith(b"{") and b'"version"' in head[:64] and b'"status"' in head[:200]
+    head = first_bytes(path, 4096)
+    return head is not None and (head.startswith(b"{") and b'"version"' in head[:64] and b'"status"' in head[:200]
             and b'"eval"' in head and b'"task"' in head)
 
 

@@ -4,12 +4,11 @@ tau-bench trajectory file."""
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import polars as pl
 
-from scorelake.transforms.sources._files import SessionTables, open_regular
+from scorelake.transforms.sources._files import SessionTables, first_bytes
 from scorelake.transforms.sources._kit import file_fingerprint
 from scorelake.transforms.sources._session import Session, stat_token
 from scorelake.transforms.sources.tau._read import read_tau2, read_tau_bench, tau2_file_document, tau2_folder_document
@@ -24,13 +23,8 @@ READER_VERSION = "8"
 
 def sniff(path: Path) -> str | None:
     """The format of a results file from its first bytes: ``tau2``, ``tau-bench`` or None."""
-    fd = open_regular(path)
-    if fd is None:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            head = fh.read(65536).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
+    head = first_bytes(path, 65536)
+    if head is None:
         return None
     if head.startswith(b"{"):
         return "tau2" if b'"simulations"' in head or (b'"timestamp"' in head and b'"info"' in head) else None
