@@ -42,12 +42,6 @@ def grown(inspect_python: str, path: Path, samples: int) -> None:
     subprocess.run([inspect_python, "-c", GROW, str(LOG), str(path), str(samples)], check=True)
 
 
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inspect-python", required=True)
@@ -56,6 +50,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "inspect_ingest.json")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
+    from bench.guarantees import timed
+
     script = str(Path(sys.executable).with_name("scorelake"))
     with tempfile.TemporaryDirectory() as work:
         log = Path(work) / "big.eval"

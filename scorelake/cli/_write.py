@@ -11,7 +11,8 @@ import typer
 
 import scorelake
 from scorelake.cli._app import command, err, fail, say, say_converted
-from scorelake.cli._options import DaskAddressOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
+from scorelake.cli._options import DaskAddressOpt, PolicyOpt, PrefectOpt, RunsOpt, VerboseOpt, WarehouseOpt
+from scorelake.transforms.names import RECORDED
 
 WARNINGS_SHOWN = 5  # per run, unless --verbose: a store whose every call has one oddity reads at a glance
 
@@ -232,7 +233,7 @@ def export(
         help="The backend's OTLP/HTTP traces endpoint, e.g. http://localhost:4318/v1/traces (Phoenix: "
              "http://localhost:6006/v1/traces)")],
     run: RunsOpt = None,
-    policy: Annotated[str, typer.Option("--policy", "-p", help="The policy whose verdicts are sent")] = "recorded",
+    policy: PolicyOpt = RECORDED,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Send the verdicts to an OpenTelemetry backend (Langfuse, Phoenix, Datadog, Grafana): each scenario

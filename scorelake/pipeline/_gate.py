@@ -72,9 +72,8 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
                               f"{', '.join(sorted(known - {'(all)'}))})")
     watched = (set(domains) or known) | {"(all)"}
     tests = gate_tests(compared.deltas.filter(pl.col("domain").is_in(sorted(watched))), compared.alpha, correction)
-    regressed = set(tests.filter(pl.col("regressed"))["domain"])
-    regressions = [{**r, "adjusted_p": p} for r, p in zip(compared.deltas.iter_rows(named=True),
-                                                           _adjusted(compared.deltas, tests), strict=True)
+    regressed = dict(tests.filter(pl.col("regressed")).select("domain", "adjusted_p").iter_rows())
+    regressions = [{**r, "adjusted_p": regressed[r["domain"]]} for r in compared.deltas.iter_rows(named=True)
                    if r["domain"] in regressed and -(r["delta"] or 0) * 100 > max_drop]
     broken = {r["domain"]: [n for n in compared.broken if compared.domains_of_flips.get(n) == r["domain"]]
               for r in regressions if r["domain"] != "(all)"}
@@ -89,11 +88,6 @@ def gate(compared: Comparison, max_drop: float = 0.0, domains: Sequence[str] = (
                             and (label != "wer" or min(r["words_a"], r["words_b"]) >= MIN_WER_WORDS)]
     return GateResult(not regressions, [Regression(r["domain"], r["label"], r) for r in regressions], broken,
                       compared, tests, correction)
-
-
-def _adjusted(deltas: pl.DataFrame, tests: pl.DataFrame) -> list[float | None]:
-    corrected = dict(tests.select("domain", "adjusted_p").iter_rows())
-    return [corrected.get(domain) for domain in deltas["domain"]]
 
 
 def previous_runs(store: Store, run_ids: Sequence[str]) -> list[tuple[str, str]]:
